@@ -1,0 +1,86 @@
+// The per-request timeline (what the client observed, on the monotonic clock) and the metrics derived
+// from it. Exact definitions: docs/metrics.md. Record format on disk: docs/requests-schema.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tokperf {
+
+enum class Phase : uint8_t { kWarmup, kMeasure, kCooldown };
+const char* phase_name(Phase p);
+
+// Why a request failed. Network and protocol failures are data: counted per kind, never fatal.
+enum class ErrorKind : uint8_t {
+  kNone,
+  kConnect,       // could not connect / resolve / TLS
+  kHttp,          // HTTP 4xx/5xx other than those below
+  kAuth,          // 401/403: the key was refused
+  kRateLimited,   // 429
+  kIncomplete,    // connection dropped mid-stream, or the stream ended without [DONE]/finish
+  kParse,         // malformed SSE or JSON
+  kTimeout,       // --timeout elapsed
+  kNotStreaming,  // a non-streaming reply to a streaming request
+  kStreamError,   // the server sent an error object inside the stream
+  kCancelled,     // stopped by Ctrl-C / end of run
+  kOther,
+};
+const char* error_kind_name(ErrorKind k);
+
+struct RequestError {
+  ErrorKind kind = ErrorKind::kNone;
+  int http_status = 0;  // 0 when no status was received
+  std::string message;  // human-readable; body excerpts are cut to ~300 bytes
+};
+
+// One token-carrying stream event as the client saw it.
+struct TokenEvent {
+  int64_t t_ns;            // monotonic arrival time of the bytes that completed the event
+  int32_t tokens = -1;     // tokens in this event when the server says (continuous usage), else -1
+  bool visible = false;    // carries non-whitespace visible content
+};
+
+struct RequestTimeline {
+  uint64_t seq = 0;            // order of creation within the run
+  std::string request_id;      // also sent as X-Request-Id
+  Phase phase = Phase::kMeasure;
+  int level = 0;               // load level index (sweeps)
+  int64_t intended_ns = 0;     // when the load profile meant to send it (monotonic)
+  int64_t send_ns = 0;         // taken immediately before the transfer starts
+  int64_t start_unix_us = 0;   // wall clock at send, label only
+  double connect_ms = -1;      // from the transport; 0 for a reused connection; -1 unknown
+  double ttfb_ms = -1;         // response headers received, from send; -1 unknown
+  int64_t end_ns = 0;          // stream end (last byte / error), monotonic
+  std::vector<TokenEvent> token_events;
+  int64_t first_visible_ns = 0;  // 0: never
+  int64_t last_event_ns = 0;     // last SSE event of any class
+  int32_t chunks = 0;            // SSE data events received (all classes)
+  int64_t usage_prompt_tokens = -1;
+  int64_t usage_completion_tokens = -1;
+  int64_t prompt_tokens_sent = -1;  // what the client built (exact with a tokenizer), -1 unknown
+  bool saw_done = false;
+  int http_status = 0;
+  RequestError error;
+  bool ok() const { return error.kind == ErrorKind::kNone; }
+};
+
+// Metrics of one request; NaN where undefined (e.g. TPOT with fewer than 2 tokens, TTFT of a request
+// that produced no token).
+struct RequestMetrics {
+  double queue_ms;  // send - intended
+  double ttft_ms;   // first token event - send
+  double ttfo_ms;   // first visible content - send
+  double tpot_ms;   // (last token - first token) / (N_out - 1)
+  double e2e_ms;    // last token event - send
+  double ttft_from_intended_ms;  // first token - intended start ("response time")
+  double e2e_from_intended_ms;
+  std::vector<double> itl_ms;  // gaps between consecutive token events
+  int64_t output_tokens;       // usage when reported, else counted token events
+  bool output_tokens_from_usage;
+  int64_t prompt_tokens;       // usage when reported, else prompt_tokens_sent, else -1
+};
+
+RequestMetrics compute_request_metrics(const RequestTimeline& t);
+
+}  // namespace tokperf

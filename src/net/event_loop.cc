@@ -1,0 +1,172 @@
+#include "net/event_loop.h"
+
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "core/clock.h"
+
+namespace tokperf {
+namespace {
+
+// Tags for the loop's own fds in epoll_event.data.fd are the fds themselves; user fds never collide.
+constexpr int kMaxEvents = 256;
+
+}  // namespace
+
+EventLoop::EventLoop() {
+  epfd_ = epoll_create1(EPOLL_CLOEXEC);
+  timerfd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  wakefd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (epfd_ < 0 || timerfd_ < 0 || wakefd_ < 0) {
+    throw std::runtime_error(std::string("event loop: cannot create epoll/timerfd/eventfd: ") +
+                             std::strerror(errno));
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = timerfd_;
+  epoll_ctl(epfd_, EPOLL_CTL_ADD, timerfd_, &ev);
+  ev.data.fd = wakefd_;
+  epoll_ctl(epfd_, EPOLL_CTL_ADD, wakefd_, &ev);
+}
+
+EventLoop::~EventLoop() {
+  if (epfd_ >= 0) close(epfd_);
+  if (timerfd_ >= 0) close(timerfd_);
+  if (wakefd_ >= 0) close(wakefd_);
+}
+
+void EventLoop::watch(int fd, uint32_t events, IoCallback cb) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.fd = fd;
+  auto it = watches_.find(fd);
+  if (it == watches_.end()) {
+    if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0 && errno == EEXIST) {
+      epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev);
+    }
+    watches_.emplace(fd, std::move(cb));
+  } else {
+    epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev);
+    it->second = std::move(cb);
+  }
+}
+
+void EventLoop::unwatch(int fd) {
+  if (watches_.erase(fd) != 0) epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
+}
+
+uint64_t EventLoop::add_timer_at(int64_t deadline_ns, Callback cb) {
+  uint64_t id = next_timer_id_++;
+  timers_.emplace(std::make_pair(deadline_ns, id), std::move(cb));
+  timer_deadline_.emplace(id, deadline_ns);
+  if (armed_deadline_ < 0 || deadline_ns < armed_deadline_) arm_timerfd();
+  return id;
+}
+
+uint64_t EventLoop::add_timer_after(int64_t delay_ns, Callback cb) {
+  return add_timer_at(mono_ns() + delay_ns, std::move(cb));
+}
+
+void EventLoop::cancel_timer(uint64_t id) {
+  auto it = timer_deadline_.find(id);
+  if (it == timer_deadline_.end()) return;
+  timers_.erase(std::make_pair(it->second, id));
+  timer_deadline_.erase(it);
+}
+
+void EventLoop::post(Callback cb) {
+  {
+    std::lock_guard<std::mutex> lock(post_mu_);
+    posted_.push_back(std::move(cb));
+  }
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(wakefd_, &one, sizeof one);
+}
+
+void EventLoop::stop() {
+  stop_.store(true, std::memory_order_relaxed);
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(wakefd_, &one, sizeof one);
+}
+
+void EventLoop::arm_timerfd() {
+  itimerspec spec{};
+  if (timers_.empty()) {
+    armed_deadline_ = -1;  // all-zero it_value disarms
+  } else {
+    int64_t d = timers_.begin()->first.first;
+    if (d <= 0) d = 1;  // zero would disarm
+    spec.it_value.tv_sec = d / 1'000'000'000;
+    spec.it_value.tv_nsec = d % 1'000'000'000;
+    armed_deadline_ = d;
+  }
+  timerfd_settime(timerfd_, TFD_TIMER_ABSTIME, &spec, nullptr);
+}
+
+void EventLoop::fire_due_timers() {
+  int64_t now = mono_ns();
+  // Fire only timers due at entry, so a callback re-adding a zero-delay timer cannot starve I/O.
+  while (!timers_.empty() && timers_.begin()->first.first <= now) {
+    auto node = timers_.extract(timers_.begin());
+    timer_deadline_.erase(node.key().second);
+    int64_t late = now - node.key().first;
+    lag_.count++;
+    lag_.sum_ns += late;
+    if (late > lag_.max_ns) lag_.max_ns = late;
+    if (lag_.samples_ns.size() < kMaxLagSamples) lag_.samples_ns.push_back(late);
+    node.mapped()();
+  }
+  arm_timerfd();
+}
+
+void EventLoop::drain_posted() {
+  std::vector<Callback> batch;
+  {
+    std::lock_guard<std::mutex> lock(post_mu_);
+    batch.swap(posted_);
+  }
+  for (auto& cb : batch) cb();
+}
+
+void EventLoop::run_once(int64_t max_wait_ns) {
+  epoll_event events[kMaxEvents];
+  int timeout_ms = -1;
+  if (max_wait_ns >= 0) timeout_ms = static_cast<int>((max_wait_ns + 999'999) / 1'000'000);
+  int n = epoll_wait(epfd_, events, kMaxEvents, timeout_ms);
+  if (n < 0) {
+    if (errno == EINTR) return;
+    throw std::runtime_error(std::string("epoll_wait: ") + std::strerror(errno));
+  }
+  bool timer_ready = false;
+  for (int i = 0; i < n; ++i) {
+    int fd = events[i].data.fd;
+    if (fd == timerfd_) {
+      uint64_t expirations;
+      [[maybe_unused]] ssize_t r = read(timerfd_, &expirations, sizeof expirations);
+      timer_ready = true;
+    } else if (fd == wakefd_) {
+      uint64_t v;
+      [[maybe_unused]] ssize_t r = read(wakefd_, &v, sizeof v);
+      drain_posted();
+    } else {
+      auto it = watches_.find(fd);
+      if (it == watches_.end()) continue;  // unwatched by an earlier callback this round
+      IoCallback cb = it->second;          // copy: the callback may unwatch/re-watch itself
+      cb(events[i].events);
+    }
+  }
+  if (timer_ready || (!timers_.empty() && timers_.begin()->first.first <= mono_ns())) {
+    fire_due_timers();
+  }
+}
+
+void EventLoop::run() {
+  while (!stop_.load(std::memory_order_relaxed)) run_once(-1);
+}
+
+}  // namespace tokperf
