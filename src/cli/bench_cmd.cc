@@ -1,0 +1,13 @@
+// Placeholder until the bench command lands; replaced by its implementation.
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+namespace tokperf {
+
+void register_bench_command(CLI::App& app, CommandSet& cmds) {
+  auto* sub = app.add_subcommand("bench", "(not built yet)");
+  cmds.add(sub, [] { return 1; });
+}
+
+}  // namespace tokperf
