@@ -1,0 +1,148 @@
+#include "cli/bench_output.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/app.h"
+#include "cli/commands.h"
+#include "client/request_builder.h"
+#include "core/clock.h"
+#include "core/units.h"
+#include "load/bench_runner.h"
+#include "metrics/aggregate.h"
+#include "metrics/client_health.h"
+#include "metrics/stats.h"
+#include "report/console_table.h"
+#include "report/json_output.h"
+
+namespace tokperf {
+namespace {
+
+ClientHealth health_from(const ClientSelfMeasure& m) {
+  ClientHealth h;
+  std::vector<double> lag_ms;
+  lag_ms.reserve(m.loop_lag_ns.size());
+  for (int64_t ns : m.loop_lag_ns) lag_ms.push_back(ns_to_ms(ns));
+  DistStats s = compute_dist_stats(lag_ms);
+  h.loop_lag_samples = s.count;
+  h.loop_lag_mean_ms = s.mean;
+  h.loop_lag_p50_ms = s.p50;
+  h.loop_lag_p99_ms = s.p99;
+  h.loop_lag_max_ms = s.max;
+  h.cpu_user_s = m.cpu_user_s;
+  h.cpu_system_s = m.cpu_system_s;
+  h.wall_s = m.wall_s;
+  h.cpu_utilisation_pct = cpu_utilisation_pct(m.cpu_user_s, m.cpu_system_s, m.wall_s);
+  h.peak_in_flight = m.peak_in_flight;
+  h.stream_events_per_s = m.wall_s > 0 ? m.stream_events / m.wall_s : 0;
+  h.warnings = client_health_warnings(h);
+  return h;
+}
+
+void print_progress(const LevelProgress& p) {
+  std::string count = p.total > 0 ? fmt::format("{}/{}", p.done, p.total) : fmt::format("{}", p.done);
+  fmt::print(stderr, "\r\033[K  c={:<4} {:>11} done  {} errors  TTFT p50 {}  {} tok/s  {:.0f}s",
+             p.concurrency, count, p.errors, format_ms(p.ttft_p50_ms), format_rate(p.output_tok_s),
+             p.elapsed_s);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+int run_bench_load(const BenchConfig& config, const std::vector<std::string>& notes, bool json) {
+  auto builder = RequestBuilder::create(config.target, config.prompt);
+  if (!builder) throw UsageError(builder.error());
+
+  RequestsJsonlWriter jsonl;
+  if (!config.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(config.out_dir, ec);
+    if (ec) {
+      throw UsageError(fmt::format("--out '{}' cannot be created: {}", config.out_dir, ec.message()));
+    }
+    Status st = jsonl.open(config.out_dir + "/requests.jsonl");
+    if (!st) throw UsageError(fmt::format("--out '{}': {}", config.out_dir, st.error()));
+  }
+
+  std::vector<LevelAccumulator> levels;
+  for (size_t i = 0; i < config.load.concurrency.size(); ++i) {
+    LevelParams p;
+    p.label = fmt::format("c={}", config.load.concurrency[i]);
+    p.level = static_cast<int>(i);
+    p.concurrency = config.load.concurrency[i];
+    levels.emplace_back(p);
+  }
+  std::FILE* out = json ? stderr : stdout;
+  fmt::print(out, "tokperf bench: {} model {} ({} API), prompt ~{} tokens ({}), max {} output tokens\n",
+             config.target.base_url, config.target.model, config.target.api,
+             config.prompt.input_tokens, config.prompt.input_tokens_note, config.prompt.output_tokens);
+
+  std::string write_error;
+  BenchRunner runner(config, std::move(*builder), [&](const RequestTimeline& t) {
+    RequestMetrics m = compute_request_metrics(t);
+    if (jsonl.is_open() && write_error.empty()) {
+      Status st = jsonl.write(t, m);
+      if (!st) write_error = st.error();
+    }
+    if (t.level >= 0 && static_cast<size_t>(t.level) < levels.size()) levels[t.level].add(t, m);
+  });
+  if (config.load.progress) runner.set_progress_sink(&print_progress);
+  int64_t started_us = wall_us();
+  bool completed;
+  {
+    auto guard = install_signal_stop(&runner);
+    completed = runner.run();
+  }
+  if (config.load.progress) fmt::print(stderr, "\r\033[K");
+
+  std::vector<LevelSummary> summaries;
+  for (auto& acc : levels) {
+    if (acc.sent() > 0) summaries.push_back(acc.summary());
+  }
+  ClientHealth health = health_from(runner.self_measure());
+  RunInfo info;
+  info.command = "bench";
+  info.started_unix_us = started_us;
+  info.duration_s = runner.self_measure().wall_s;
+  info.exit_reason = completed ? "completed" : "interrupted";
+  info.notes = notes;
+
+  fmt::print(out, "{}", render_level_table(summaries));
+  fmt::print(out, "{}", render_error_breakdown(summaries));
+  fmt::print(out, "{}", render_health_warnings(health));
+  for (const auto& n : notes) fmt::print(out, "note: {}\n", n);
+
+  nlohmann::json summary = summary_json(config_json(config), summaries, health, info);
+  if (!config.out_dir.empty()) {
+    Status st = write_json_file(config.out_dir + "/summary.json", summary);
+    if (!st) fmt::print(stderr, "tokperf: cannot write summary.json: {}\n", st.error());
+    (void)jsonl.close();
+    fmt::print(out, "wrote {}/summary.json and requests.jsonl\n", config.out_dir);
+  }
+  if (!write_error.empty()) fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", write_error);
+  if (json) fmt::print("{}\n", summary.dump(2));
+
+  if (!completed) {
+    fmt::print(stderr, "tokperf: interrupted; results so far are above{}\n",
+               config.out_dir.empty() ? std::string() : " and in " + config.out_dir);
+    return kExitInterrupted;
+  }
+  int64_t ok = 0, sent = 0;
+  for (const auto& s : summaries) {
+    ok += s.ok;
+    sent += s.sent;
+  }
+  if (sent > 0 && ok == 0) {
+    fmt::print(stderr, "tokperf: every measured request failed (see the error breakdown above)\n");
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace tokperf

@@ -1,0 +1,45 @@
+// Builds the HTTP requests of a run: URL, headers (Authorization, X-Request-Id, the user's own) and the
+// JSON body for /chat/completions or /completions with "stream": true. The body is serialised once
+// around a placeholder so each request only splices in its (escaped) prompt.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "load/bench_config.h"
+
+namespace tokperf {
+
+class RequestBuilder {
+ public:
+  // Fails when extra_body_json is not a JSON object, naming the problem.
+  static Result<RequestBuilder> create(const TargetConfig& target, const PromptConfig& prompt);
+
+  const std::string& url() const { return url_; }
+  // Headers for one request; request_id goes into X-Request-Id.
+  std::vector<std::string> headers(std::string_view request_id) const;
+  // Body for one request; prefix (may be empty) is put before the shared prompt text.
+  std::string body(std::string_view prefix) const;
+
+ private:
+  std::string url_;
+  std::vector<std::string> base_headers_;
+  std::string body_head_;     // JSON up to the opening quote of the prompt string
+  std::string body_tail_;     // from the closing quote on
+  std::string prompt_escaped_;
+};
+
+// Normalises a base URL: trims a trailing '/', appends /v1 when the path is empty. Fails on a URL
+// that is not http:// or https://.
+Result<std::string> normalise_base_url(std::string_view url);
+
+// The server root (base URL without a trailing /v1), where vLLM, SGLang and llama.cpp put /tokenize,
+// /health and /metrics.
+std::string server_root(std::string_view base_url);
+
+// JSON string escaping (without the quotes).
+std::string json_escape(std::string_view s);
+
+}  // namespace tokperf

@@ -1,0 +1,105 @@
+// Streaming HTTP transfers over libcurl's multi-socket interface, driven by an EventLoop: one loop
+// thread carries thousands of concurrent streams. Every byte is timestamped (mono_ns) the moment curl
+// hands it over, which is right after the read() that received it.
+//
+// Thread rules: construct, start() and cancel() on the loop's thread only; handler callbacks run on
+// that thread. The Transport must outlive its transfers (cancel_all() before destroying it).
+#pragma once
+
+#include <curl/curl.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "net/event_loop.h"
+
+namespace tokperf {
+
+struct TransportOptions {
+  int max_connections = 0;   // connection-cache size; 0: sized from the first start() calls
+  bool http2 = false;        // ask for HTTP/2 (h2c prior knowledge for http://, ALPN for https://)
+  bool verify_tls = true;
+  int64_t connect_timeout_ns = 10'000'000'000;
+};
+
+struct StreamRequest {
+  std::string url;
+  std::string body;                  // POST body; empty with method GET
+  std::vector<std::string> headers;  // "Name: value"
+  int64_t timeout_ns = 0;            // whole transfer; 0: none
+};
+
+// How a transfer ended, from the transport's point of view.
+struct TransferResult {
+  CURLcode code = CURLE_OK;       // CURLE_OK, or why it failed (timeout, connect, recv error…)
+  std::string curl_error;         // curl's error buffer, when it has one
+  int http_status = 0;
+  double connect_ms = -1;         // TCP(+TLS) connect, 0 for a reused connection
+  double pretransfer_ms = -1;     // until the request was about to go out
+  double ttfb_ms = -1;            // until the first response byte (curl's starttransfer)
+  bool cancelled = false;         // stopped by cancel()/cancel_all()
+};
+
+// Receives one transfer's events, on the loop thread. Must stay valid until on_complete returns.
+class StreamHandler {
+ public:
+  virtual ~StreamHandler() = default;
+  // Called once when the response headers are complete (status, content type, when).
+  virtual void on_headers(int http_status, std::string_view content_type, int64_t t_ns) = 0;
+  // Called for every piece of the body, in order, with the time it was received. Return false to
+  // abort the transfer (it then completes with CURLE_WRITE_ERROR); never call cancel() from here.
+  virtual bool on_body(std::string_view bytes, int64_t t_ns) = 0;
+  // Called once at the end; the handler may start another transfer from here.
+  virtual void on_complete(const TransferResult& result, int64_t t_ns) = 0;
+};
+
+class Transport {
+ public:
+  Transport(EventLoop& loop, TransportOptions options);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  // Starts a transfer; returns its id. The send time a caller records should be taken right before
+  // this call: the request is handed to curl and the sockets are driven at once, so on a reused
+  // connection the request bytes leave inside this call.
+  uint64_t start(const StreamRequest& request, StreamHandler* handler);
+  // Stops a transfer; its handler gets on_complete with cancelled=true before this returns.
+  void cancel(uint64_t id);
+  void cancel_all();
+  size_t in_flight() const { return transfers_.size(); }
+  // Total body bytes and body callbacks seen, for the client's health figures.
+  uint64_t body_bytes() const { return body_bytes_; }
+  uint64_t body_reads() const { return body_reads_; }
+
+ private:
+  struct Transfer;
+  static int on_socket(CURL* easy, curl_socket_t s, int what, void* userp, void* socketp);
+  static int on_timer(CURLM* multi, long timeout_ms, void* userp);
+  static size_t on_write(char* data, size_t size, size_t n, void* userp);
+  static size_t on_header(char* data, size_t size, size_t n, void* userp);
+  void drive(curl_socket_t s, int ev_bitmask);
+  void reap_finished();
+  void finish(Transfer* t, CURLcode code, bool cancelled);
+
+  EventLoop& loop_;
+  TransportOptions options_;
+  CURLM* multi_ = nullptr;
+  uint64_t timer_id_ = 0;
+  bool timer_armed_ = false;
+  uint64_t next_id_ = 1;
+  std::unordered_map<uint64_t, std::unique_ptr<Transfer>> transfers_;
+  std::vector<CURL*> idle_easy_;  // reused handles (keep their buffers warm)
+  long connection_cache_ = 0;
+  uint64_t body_bytes_ = 0;
+  uint64_t body_reads_ = 0;
+};
+
+// Human-readable reason for a curl failure, naming the URL.
+std::string describe_curl_failure(CURLcode code, std::string_view curl_error, std::string_view url);
+
+}  // namespace tokperf
