@@ -1,0 +1,95 @@
+#include "client/request_builder.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace tokperf {
+namespace {
+
+TargetConfig target(std::string api) {
+  TargetConfig t;
+  t.base_url = "http://127.0.0.1:8000/v1";
+  t.api = std::move(api);
+  t.model = "m";
+  return t;
+}
+
+TEST(NormaliseBaseUrl, AddsV1OnlyWhenThePathIsEmpty) {
+  EXPECT_EQ(*normalise_base_url("http://h:8000"), "http://h:8000/v1");
+  EXPECT_EQ(*normalise_base_url("http://h:8000/"), "http://h:8000/v1");
+  EXPECT_EQ(*normalise_base_url("http://h:8000/v1/"), "http://h:8000/v1");
+  EXPECT_EQ(*normalise_base_url("https://h/openai/v1"), "https://h/openai/v1");
+  EXPECT_FALSE(normalise_base_url("h:8000").ok());
+  EXPECT_FALSE(normalise_base_url("ftp://h").ok());
+  EXPECT_FALSE(normalise_base_url("http://").ok());
+  EXPECT_EQ(server_root("http://h:8000/v1"), "http://h:8000");
+}
+
+TEST(RequestBuilder, ChatBodyCarriesStreamUsageAndThePrompt) {
+  PromptConfig p;
+  p.text = "say \"hi\"\n";
+  p.output_tokens = 64;
+  TargetConfig t = target("chat");
+  t.ignore_eos = true;
+  auto b = RequestBuilder::create(t, p);
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_EQ(b->url(), "http://127.0.0.1:8000/v1/chat/completions");
+  auto j = nlohmann::json::parse(b->body("nonce "));
+  EXPECT_EQ(j["model"], "m");
+  EXPECT_EQ(j["messages"][0]["role"], "user");
+  EXPECT_EQ(j["messages"][0]["content"], "nonce say \"hi\"\n");
+  EXPECT_EQ(j["max_tokens"], 64);
+  EXPECT_EQ(j["stream"], true);
+  EXPECT_EQ(j["stream_options"]["include_usage"], true);
+  EXPECT_EQ(j["ignore_eos"], true);
+}
+
+TEST(RequestBuilder, CompletionsBodyAndNoUsage) {
+  PromptConfig p;
+  p.text = "abc";
+  TargetConfig t = target("completions");
+  t.include_usage = false;
+  auto b = RequestBuilder::create(t, p);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->url(), "http://127.0.0.1:8000/v1/completions");
+  auto j = nlohmann::json::parse(b->body(""));
+  EXPECT_EQ(j["prompt"], "abc");
+  EXPECT_FALSE(j.contains("stream_options"));
+  EXPECT_FALSE(j.contains("ignore_eos"));
+}
+
+TEST(RequestBuilder, ExtraBodyIsMergedAndValidated) {
+  PromptConfig p;
+  p.text = "x";
+  TargetConfig t = target("chat");
+  t.extra_body_json = R"({"temperature": 0, "stream_options": {"continuous_usage_stats": true}})";
+  auto b = RequestBuilder::create(t, p);
+  ASSERT_TRUE(b.ok()) << b.error();
+  auto j = nlohmann::json::parse(b->body(""));
+  EXPECT_EQ(j["temperature"], 0);
+  EXPECT_EQ(j["stream_options"]["include_usage"], true);
+  EXPECT_EQ(j["stream_options"]["continuous_usage_stats"], true);
+
+  t.extra_body_json = "[1]";
+  EXPECT_FALSE(RequestBuilder::create(t, p).ok());
+  t.extra_body_json = "{oops";
+  auto bad = RequestBuilder::create(t, p);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("--extra-body"), std::string::npos);
+}
+
+TEST(RequestBuilder, HeadersCarryTheKeyAndTheRequestId) {
+  PromptConfig p;
+  p.text = "x";
+  TargetConfig t = target("chat");
+  t.api_key = "sk-secret";
+  t.headers = {"X-Team: a"};
+  auto b = RequestBuilder::create(t, p);
+  auto h = b->headers("run-7");
+  EXPECT_NE(std::find(h.begin(), h.end(), "Authorization: Bearer sk-secret"), h.end());
+  EXPECT_NE(std::find(h.begin(), h.end(), "X-Request-Id: run-7"), h.end());
+  EXPECT_NE(std::find(h.begin(), h.end(), "X-Team: a"), h.end());
+}
+
+}  // namespace
+}  // namespace tokperf
