@@ -1,0 +1,240 @@
+// How exact are tokperf's timestamps under many concurrent streams, and what does each stream event
+// cost the client? N streams from a loopback scripted server, each sending one token event every
+// --itl-ms; for every event, error = client arrival stamp − the server's send time (both
+// CLOCK_MONOTONIC). Measured side by side with a minimal epoll reader that only timestamps reads
+// (the floor: what any client on this machine could do). Prints one JSON object per (client, N).
+//
+//   stream_timestamp_bench --streams 250,500,1000,2000 --itl-ms 20 --tokens 100
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "client/request_builder.h"
+#include "core/clock.h"
+#include "load/bench_runner.h"
+#include "metrics/stats.h"
+#include "support/scripted_server.h"
+
+using namespace tokperf;
+using testing_support::ScriptedServer;
+using testing_support::ScriptedServerOptions;
+
+namespace {
+
+double thread_cpu_s() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct Outcome {
+  std::vector<double> err_ms;  // client stamp − server send, per token event
+  double cpu_s = 0;            // client thread CPU
+  uint64_t events = 0;
+  int64_t streams_ok = 0;
+};
+
+ScriptedServerOptions server_options(int tokens, double itl_ms) {
+  ScriptedServerOptions o;
+  o.script.ttft_ms = 50;
+  o.script.itl_ms = itl_ms;
+  o.script.tokens = tokens;
+  o.tokenize_enabled = false;
+  return o;
+}
+
+// tokperf's own client: BenchRunner (libcurl multi + SSE parser + classifier + timeline).
+Outcome run_tokperf(int streams, int tokens, double itl_ms) {
+  ScriptedServer server(server_options(tokens, itl_ms));
+  if (!server.start()) std::abort();
+  BenchConfig c;
+  c.target.base_url = server.base_url();
+  c.target.api = "completions";
+  c.target.model = "tokperf-test-model";
+  c.target.include_usage = false;
+  c.prompt.text = "hello";
+  c.prompt.output_tokens = tokens;
+  c.load.concurrency = {streams};
+  c.load.requests = streams;
+  c.load.warmup = streams;  // opens every connection before measuring
+  c.load.progress = false;
+  c.run_id = "bench";
+  std::vector<RequestTimeline> measured;
+  BenchRunner runner(c, *RequestBuilder::create(c.target, c.prompt), [&](const RequestTimeline& t) {
+    if (t.phase == Phase::kMeasure) measured.push_back(t);
+  });
+  double cpu0 = thread_cpu_s();
+  runner.run();
+  Outcome out;
+  out.cpu_s = thread_cpu_s() - cpu0;
+  out.events = runner.self_measure().stream_events;
+  std::unordered_map<std::string, const RequestTimeline*> by_id;
+  for (const auto& t : measured) by_id[t.request_id] = &t;
+  for (const auto& rec : server.records()) {
+    auto it = by_id.find(rec.request_id);
+    if (it == by_id.end()) continue;
+    const RequestTimeline& t = *it->second;
+    if (!t.ok() || t.token_events.size() != rec.token_event_send_ns.size()) continue;
+    out.streams_ok++;
+    for (size_t i = 0; i < t.token_events.size(); ++i) {
+      out.err_ms.push_back(ns_to_ms(t.token_events[i].t_ns - rec.token_event_send_ns[i]));
+    }
+  }
+  server.stop();
+  return out;
+}
+
+// The floor: raw sockets, one epoll loop, a timestamp per read and nothing else (counts "\n\n" to
+// know which event a read completed).
+Outcome run_floor(int streams, int tokens, double itl_ms) {
+  ScriptedServer server(server_options(tokens, itl_ms));
+  if (!server.start()) std::abort();
+  int ep = epoll_create1(0);
+  struct Conn {
+    int fd;
+    std::string id;
+    std::vector<int64_t> stamps;
+    int newlines = 0;  // trailing '\n' count carried across reads
+    bool in_body = false;
+    std::string head;
+  };
+  std::vector<Conn> conns(streams);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(server.port());
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string body = fmt::format(
+      R"({{"model":"tokperf-test-model","prompt":"hello","max_tokens":{},"stream":true}})", tokens);
+  double cpu0 = thread_cpu_s();
+  for (int i = 0; i < streams; ++i) {
+    Conn& c = conns[i];
+    c.fd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (connect(c.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) std::abort();
+    c.id = fmt::format("floor-{}", i);
+    std::string req = fmt::format(
+        "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "X-Request-Id: {}\r\nContent-Length: {}\r\n\r\n{}",
+        c.id, body.size(), body);
+    if (write(c.fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) std::abort();
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u32 = i;
+    epoll_ctl(ep, EPOLL_CTL_ADD, c.fd, &ev);
+  }
+  int open = streams;
+  uint64_t reads = 0;
+  char buf[65536];
+  epoll_event evs[256];
+  while (open > 0) {
+    int n = epoll_wait(ep, evs, 256, 5000);
+    if (n <= 0) break;
+    for (int k = 0; k < n; ++k) {
+      Conn& c = conns[evs[k].data.u32];
+      ssize_t r = read(c.fd, buf, sizeof buf);
+      int64_t now = mono_ns();
+      reads++;
+      if (r <= 0) {
+        epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
+        close(c.fd);
+        open--;
+        continue;
+      }
+      std::string_view data(buf, r);
+      if (!c.in_body) {
+        c.head.append(data);
+        size_t e = c.head.find("\r\n\r\n");
+        if (e == std::string::npos) continue;
+        data = std::string_view(buf + r - (c.head.size() - e - 4), c.head.size() - e - 4);
+        c.in_body = true;
+      }
+      for (char ch : data) {
+        if (ch == '\n') {
+          if (++c.newlines == 2) c.stamps.push_back(now);
+        } else if (ch != '\r') {
+          c.newlines = 0;
+        }
+      }
+      // The server's terminating zero-length chunk ("0\r\n\r\n") ends the response.
+      if (data.size() >= 5 && data.substr(data.size() - 5) == "0\r\n\r\n") {
+        epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
+        close(c.fd);
+        open--;
+      }
+    }
+  }
+  Outcome out;
+  out.cpu_s = thread_cpu_s() - cpu0;
+  out.events = reads;
+  std::unordered_map<std::string, Conn*> by_id;
+  for (auto& c : conns) by_id[c.id] = &c;
+  for (const auto& rec : server.records()) {
+    auto it = by_id.find(rec.request_id);
+    if (it == by_id.end()) continue;
+    Conn& c = *it->second;
+    if (c.stamps.size() < rec.token_event_send_ns.size()) continue;
+    out.streams_ok++;
+    for (size_t i = 0; i < rec.token_event_send_ns.size(); ++i) {
+      out.err_ms.push_back(ns_to_ms(c.stamps[i] - rec.token_event_send_ns[i]));
+    }
+  }
+  out.events = 0;
+  for (auto& c : conns) out.events += c.stamps.size();
+  close(ep);
+  server.stop();
+  return out;
+}
+
+void report(const char* client, int streams, double itl_ms, const Outcome& o) {
+  DistStats s = compute_dist_stats(o.err_ms);
+  nlohmann::json j = {{"client", client},       {"streams", streams},
+                      {"itl_ms", itl_ms},       {"streams_matched", o.streams_ok},
+                      {"events", s.count},      {"err_p50_ms", s.p50},
+                      {"err_p99_ms", s.p99},    {"err_max_ms", s.max},
+                      {"cpu_s", o.cpu_s},
+                      {"cpu_us_per_event", o.events ? o.cpu_s * 1e6 / o.events : 0.0}};
+  fmt::print("{}\n", j.dump());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"timestamp error and CPU per stream event: tokperf vs a minimal epoll reader"};
+  std::vector<int> streams{250, 1000};
+  double itl_ms = 20;
+  int tokens = 100;
+  std::string clients = "both";
+  app.add_option("--streams", streams)->delimiter(',');
+  app.add_option("--itl-ms", itl_ms);
+  app.add_option("--tokens", tokens);
+  app.add_option("--client", clients, "tokperf, floor or both");
+  CLI11_PARSE(app, argc, argv);
+  rlimit rl{};
+  getrlimit(RLIMIT_NOFILE, &rl);
+  rl.rlim_cur = rl.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &rl);
+  for (int n : streams) {
+    if (clients != "floor") report("tokperf", n, itl_ms, run_tokperf(n, tokens, itl_ms));
+    if (clients != "tokperf") report("floor", n, itl_ms, run_floor(n, tokens, itl_ms));
+  }
+  return 0;
+}
