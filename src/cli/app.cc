@@ -1,5 +1,7 @@
 #include "cli/app.h"
 
+#include <sys/resource.h>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -9,7 +11,22 @@
 
 namespace tokperf {
 
+namespace {
+
+// Thousands of concurrent streams need thousands of sockets: lift the soft descriptor limit to the
+// hard one (the default soft limit is often 1,024).
+void raise_fd_limit() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
+
+}  // namespace
+
 int run_cli(int argc, char** argv) {
+  raise_fd_limit();
   CLI::App app{"tokperf: measure and explain how fast an LLM service feels (TTFT, TPOT, ITL, E2E)",
                "tokperf"};
   app.set_version_flag("--version", std::string("tokperf ") + TOKPERF_VERSION);
