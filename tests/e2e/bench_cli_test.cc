@@ -1,0 +1,186 @@
+// The `tokperf bench` command as a user runs it: a child process against the scripted server.
+// Exit codes, messages for bad input, output files, secrets kept out of every output, Ctrl-C.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/scripted_server.h"
+
+namespace tokperf {
+namespace {
+
+using testing_support::ScriptedServer;
+using testing_support::ScriptedServerOptions;
+
+struct Child {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs tokperf with args; optionally sends SIGINT after interrupt_after_ms.
+Child run_tokperf(std::vector<std::string> args, int interrupt_after_ms = -1,
+                  std::vector<std::string> env = {}) {
+  static int counter = 0;
+  std::string base = ::testing::TempDir() + "/tokperf_cli_" + std::to_string(getpid()) + "_" +
+                     std::to_string(counter++);
+  std::string out_path = base + ".out", err_path = base + ".err";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int o = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(o, 1);
+    dup2(e, 2);
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    for (const auto& kv : env) putenv(const_cast<char*>(kv.c_str()));
+    std::vector<char*> argv;
+    std::string bin = TOKPERF_BINARY;
+    argv.push_back(bin.data());
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
+  if (interrupt_after_ms >= 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(interrupt_after_ms));
+    kill(pid, SIGINT);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Child c;
+  c.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  c.out = slurp(out_path);
+  c.err = slurp(err_path);
+  return c;
+}
+
+std::string temp_dir(const char* name) {
+  std::string d = ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid());
+  std::filesystem::remove_all(d);
+  return d;
+}
+
+TEST(BenchCli, BadFlagsExitWithUsageAndSayWhatIsAccepted) {
+  Child c = run_tokperf({"bench", "--url", "http://127.0.0.1:1", "--concurrency", "0"});
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("--concurrency"), std::string::npos) << c.err;
+  c = run_tokperf({"bench", "--url", "http://127.0.0.1:1", "--api", "embeddings"});
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("accepted: chat, completions"), std::string::npos) << c.err;
+  c = run_tokperf({"bench", "--url", "http://127.0.0.1:1", "--timeout", "soon"});
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("500ms"), std::string::npos) << c.err;
+  c = run_tokperf({"bench", "--url", "127.0.0.1:8000"});
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("http://"), std::string::npos) << c.err;
+  c = run_tokperf({"bench", "--url", "http://127.0.0.1:1", "--extra-body", "{nope"});
+  EXPECT_EQ(c.exit_code, 2);
+  c = run_tokperf({"bench", "--nonsense"});
+  EXPECT_EQ(c.exit_code, 2);
+}
+
+TEST(BenchCli, UnreachableServerFailsBeforeAnyLoadNamingTheUrl) {
+  // Port 1 on loopback: nothing listens there.
+  Child c = run_tokperf({"bench", "--url", "http://127.0.0.1:1/v1", "--requests", "3"});
+  EXPECT_EQ(c.exit_code, 3);
+  EXPECT_NE(c.err.find("http://127.0.0.1:1/v1"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("connect"), std::string::npos) << c.err;
+}
+
+TEST(BenchCli, WritesSummaryAndOneRecordPerRequestAndNeverTheKey) {
+  ScriptedServerOptions o;
+  o.script.ttft_ms = 5;
+  o.script.itl_ms = 2;
+  o.script.tokens = 5;
+  ScriptedServer server(o);
+  ASSERT_TRUE(server.start().ok());
+  std::string dir = temp_dir("bench_out");
+  Child c = run_tokperf({"bench", "--url", server.base_url(), "--concurrency", "2,4", "--requests",
+                         "6", "--input-tokens", "50", "--output-tokens", "5", "--out", dir,
+                         "--header", "X-Api-Key: also-secret", "--json"},
+                        -1, {"OPENAI_API_KEY=sk-very-secret"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  auto summary = nlohmann::json::parse(slurp(dir + "/summary.json"));
+  EXPECT_EQ(summary, nlohmann::json::parse(c.out));  // --json prints the same document
+  ASSERT_EQ(summary["levels"].size(), 2u);
+  std::ifstream in(dir + "/requests.jsonl");
+  std::string line;
+  int measured = 0, warmup = 0;
+  while (std::getline(in, line)) {
+    auto r = nlohmann::json::parse(line);
+    (r["phase"] == "measure" ? measured : warmup)++;
+    EXPECT_TRUE(r["ok"].get<bool>());
+    EXPECT_EQ(r["output_tokens"], 5);
+    EXPECT_EQ(r["output_tokens_source"], "usage");
+  }
+  EXPECT_EQ(measured, 12);
+  EXPECT_EQ(warmup, 6);  // one per slot and level: 2 + 4
+  for (const auto& rec : server.records()) EXPECT_EQ(rec.authorization, "Bearer sk-very-secret");
+  for (const std::string& text : {c.out, c.err, slurp(dir + "/summary.json"),
+                                  slurp(dir + "/requests.jsonl")}) {
+    EXPECT_EQ(text.find("sk-very-secret"), std::string::npos);
+    EXPECT_EQ(text.find("also-secret"), std::string::npos);
+  }
+  // The prompt length came from the server's tokenizer, so it is exact.
+  EXPECT_NE(c.err.find("exact"), std::string::npos) << c.err;
+}
+
+TEST(BenchCli, RefusedKeyIsReportedAsSuch) {
+  ScriptedServerOptions o;
+  o.script.fault = testing_support::Fault::kHttp401;
+  ScriptedServer server(o);
+  ASSERT_TRUE(server.start().ok());
+  Child c = run_tokperf({"bench", "--url", server.base_url(), "--model", "m", "--requests", "2",
+                         "--warmup", "0", "--prompt", "hi"});
+  EXPECT_EQ(c.exit_code, 1) << c.err;  // every request failed
+  EXPECT_NE(c.out.find("auth"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("refused"), std::string::npos) << c.out;
+}
+
+TEST(BenchCli, CtrlCStopsWritesEverythingAndExits130) {
+  ScriptedServerOptions o;
+  o.script.ttft_ms = 20;
+  o.script.itl_ms = 20;
+  o.script.tokens = 10;
+  ScriptedServer server(o);
+  ASSERT_TRUE(server.start().ok());
+  std::string dir = temp_dir("bench_int");
+  Child c = run_tokperf({"bench", "--url", server.base_url(), "--concurrency", "4", "--requests",
+                         "100000", "--out", dir, "--prompt", "hi"},
+                        /*interrupt_after_ms=*/1500);
+  EXPECT_EQ(c.exit_code, 130) << c.err;
+  EXPECT_NE(c.err.find("interrupted"), std::string::npos) << c.err;
+  auto summary = nlohmann::json::parse(slurp(dir + "/summary.json"));
+  EXPECT_EQ(summary["run"]["exit_reason"], "interrupted");
+  std::ifstream in(dir + "/requests.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    nlohmann::json::parse(line);  // every line complete
+    lines++;
+  }
+  EXPECT_GT(lines, 4);
+}
+
+}  // namespace
+}  // namespace tokperf
