@@ -44,10 +44,7 @@ DistStats compute_dist_stats(std::vector<double> values) {
   drop_nans(values);
   DistStats s;
   s.count = static_cast<int64_t>(values.size());
-  if (values.empty()) {
-    s.mean = s.std = s.min = s.p50 = s.p90 = s.p95 = s.p99 = s.p999 = s.max = kNaN;
-    return s;
-  }
+  if (values.empty()) return s;
   std::sort(values.begin(), values.end());
   const double n = static_cast<double>(values.size());
   double sum = 0;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -21,17 +22,19 @@ double percentile(std::vector<double> values, double q);
 // The statistics every latency metric reports. Units are those of the input (ms throughout
 // tokperf). std is the population standard deviation (ddof = 0, like np.std). NaNs in the input are
 // ignored; with no finite value, count is 0 and every other field is NaN.
+// A default-constructed DistStats is the empty one.
 struct DistStats {
+  static constexpr double kUndefined = std::numeric_limits<double>::quiet_NaN();
   int64_t count = 0;
-  double mean;
-  double std;
-  double min;
-  double p50;
-  double p90;
-  double p95;
-  double p99;
-  double p999;  // P99.9
-  double max;
+  double mean = kUndefined;
+  double std = kUndefined;
+  double min = kUndefined;
+  double p50 = kUndefined;
+  double p90 = kUndefined;
+  double p95 = kUndefined;
+  double p99 = kUndefined;
+  double p999 = kUndefined;  // P99.9
+  double max = kUndefined;
 };
 
 // The percentiles DistStats carries, in field order: 50, 90, 95, 99, 99.9.
