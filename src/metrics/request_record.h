@@ -73,6 +73,7 @@ struct RequestMetrics {
   double ttfo_ms;   // first visible content - send
   double tpot_ms;   // (last token - first token) / (N_out - 1)
   double e2e_ms;    // last token event - send
+  double end_ms;    // stream end (end_ns) - send; NaN when end_ns was never set
   double ttft_from_intended_ms;  // first token - intended start ("response time")
   double e2e_from_intended_ms;
   std::vector<double> itl_ms;  // gaps between consecutive token events

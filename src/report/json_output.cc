@@ -1,0 +1,217 @@
+#include "report/json_output.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace tokperf {
+namespace {
+
+using nlohmann::json;
+
+// The transport writes -1 for "unknown" connect/ttfb times; the file says null.
+json ms_or_null_if_negative(double ms) { return ms < 0 ? json(nullptr) : json_number_or_null(ms); }
+
+json count_or_null(int64_t n) { return n < 0 ? json(nullptr) : json(n); }
+
+std::string errno_text() { return std::strerror(errno); }
+
+}  // namespace
+
+json json_number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
+  json itl = json::array();
+  for (double gap : m.itl_ms) itl.push_back(json_number_or_null(gap));
+  json error = nullptr;
+  if (!t.ok()) {
+    error = {{"kind", error_kind_name(t.error.kind)},
+             {"http_status", t.error.http_status != 0 ? json(t.error.http_status) : json(nullptr)},
+             {"message", t.error.message}};
+  }
+  // Key order is not significant (nlohmann sorts keys); the schema document lists them.
+  return {
+      {"schema_version", kRequestsSchemaVersion},
+      {"seq", t.seq},
+      {"request_id", t.request_id},
+      {"phase", phase_name(t.phase)},
+      {"level", t.level},
+      {"ok", t.ok()},
+      {"error", error},
+      {"http_status", t.http_status != 0 ? json(t.http_status) : json(nullptr)},
+      {"start_unix_us", t.start_unix_us},
+      {"queue_ms", json_number_or_null(m.queue_ms)},
+      {"connect_ms", ms_or_null_if_negative(t.connect_ms)},
+      {"ttfb_ms", ms_or_null_if_negative(t.ttfb_ms)},
+      {"ttft_ms", json_number_or_null(m.ttft_ms)},
+      {"ttfo_ms", json_number_or_null(m.ttfo_ms)},
+      {"tpot_ms", json_number_or_null(m.tpot_ms)},
+      {"e2e_ms", json_number_or_null(m.e2e_ms)},
+      {"end_ms", json_number_or_null(m.end_ms)},
+      {"ttft_from_intended_ms", json_number_or_null(m.ttft_from_intended_ms)},
+      {"e2e_from_intended_ms", json_number_or_null(m.e2e_from_intended_ms)},
+      {"itl_ms", std::move(itl)},
+      {"output_tokens", m.output_tokens},
+      {"output_tokens_source", m.output_tokens_from_usage ? "usage" : "counted"},
+      {"token_events", t.token_events.size()},
+      {"prompt_tokens", count_or_null(m.prompt_tokens)},
+      {"chunks", t.chunks},
+      {"saw_done", t.saw_done},
+  };
+}
+
+json dist_stats_json(const DistStats& s) {
+  return {{"count", s.count},
+          {"mean", json_number_or_null(s.mean)},
+          {"std", json_number_or_null(s.std)},
+          {"min", json_number_or_null(s.min)},
+          {"p50", json_number_or_null(s.p50)},
+          {"p90", json_number_or_null(s.p90)},
+          {"p95", json_number_or_null(s.p95)},
+          {"p99", json_number_or_null(s.p99)},
+          {"p99_9", json_number_or_null(s.p999)},
+          {"max", json_number_or_null(s.max)}};
+}
+
+json level_summary_json(const LevelSummary& s) {
+  json errors = json::object();
+  json first_messages = json::object();
+  for (const ErrorTally& e : s.errors) {
+    errors[error_kind_name(e.kind)] = e.count;
+    first_messages[error_kind_name(e.kind)] = {
+        {"http_status", e.first_http_status != 0 ? json(e.first_http_status) : json(nullptr)},
+        {"message", e.first_message}};
+  }
+  return {
+      {"label", s.params.label},
+      {"level", s.params.level},
+      {"concurrency", s.params.concurrency > 0 ? json(s.params.concurrency) : json(nullptr)},
+      {"target_rate_rps", json_number_or_null(s.params.target_rate_rps)},
+      {"requests",
+       {{"sent", s.sent},
+        {"ok", s.ok},
+        {"failed", s.failed},
+        {"errors_by_kind", errors},
+        {"first_error_by_kind", first_messages}}},
+      {"output_tokens_source",
+       {{"usage", s.output_tokens_from_usage}, {"counted", s.output_tokens_counted}}},
+      {"ttft_ms", dist_stats_json(s.ttft)},
+      {"ttfo_ms", dist_stats_json(s.ttfo)},
+      {"tpot_ms", dist_stats_json(s.tpot)},
+      {"itl_ms", dist_stats_json(s.itl)},
+      {"e2e_ms", dist_stats_json(s.e2e)},
+      {"queue_ms", dist_stats_json(s.queue)},
+      {"ttft_from_intended_ms", dist_stats_json(s.ttft_from_intended)},
+      {"e2e_from_intended_ms", dist_stats_json(s.e2e_from_intended)},
+      {"tokens",
+       {{"prompt_total", s.prompt_tokens_total}, {"output_total", s.output_tokens_total}}},
+      {"window_s", json_number_or_null(s.window_s)},
+      {"throughput",
+       {{"requests_per_s", json_number_or_null(s.request_throughput_rps)},
+        {"output_tokens_per_s", json_number_or_null(s.output_token_throughput_tps)},
+        {"total_tokens_per_s", json_number_or_null(s.total_token_throughput_tps)}}},
+  };
+}
+
+json client_health_json(const ClientHealth& h) {
+  return {
+      {"loop_lag_ms",
+       {{"count", h.loop_lag_samples},
+        {"mean", json_number_or_null(h.loop_lag_mean_ms)},
+        {"p50", json_number_or_null(h.loop_lag_p50_ms)},
+        {"p99", json_number_or_null(h.loop_lag_p99_ms)},
+        {"max", json_number_or_null(h.loop_lag_max_ms)}}},
+      {"cpu_user_s", json_number_or_null(h.cpu_user_s)},
+      {"cpu_system_s", json_number_or_null(h.cpu_system_s)},
+      {"wall_s", json_number_or_null(h.wall_s)},
+      {"cpu_utilisation_pct", json_number_or_null(h.cpu_utilisation_pct)},
+      {"peak_in_flight", h.peak_in_flight},
+      {"stream_events_per_s", json_number_or_null(h.stream_events_per_s)},
+      {"warnings", h.warnings},
+  };
+}
+
+json summary_json(const json& config_redacted, const std::vector<LevelSummary>& levels,
+                  const ClientHealth& health, const RunInfo& run) {
+  json lv = json::array();
+  for (const LevelSummary& s : levels) lv.push_back(level_summary_json(s));
+  return {
+      {"schema_version", kSummarySchemaVersion},
+      {"tokperf_version", TOKPERF_VERSION},
+      {"command", run.command},
+      {"started_unix_us", run.started_unix_us},
+      {"duration_s", json_number_or_null(run.duration_s)},
+      {"exit_reason", run.exit_reason},
+      {"notes", run.notes},
+      {"config", config_redacted},
+      {"levels", std::move(lv)},
+      {"client_health", client_health_json(health)},
+  };
+}
+
+Status write_json_file(const std::string& path, const json& doc, int indent) {
+  const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (f == nullptr) return Error{fmt::format("cannot create '{}': {}", tmp, errno_text())};
+  const std::string text = doc.dump(indent, ' ', false, json::error_handler_t::replace) + "\n";
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fflush(f) == 0 && ok;
+  ok = ::fsync(::fileno(f)) == 0 && ok;
+  const std::string write_error = ok ? std::string() : errno_text();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) {
+    std::remove(tmp.c_str());
+    return Error{fmt::format("cannot write '{}': {}", tmp,
+                             write_error.empty() ? errno_text() : write_error)};
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = errno_text();
+    std::remove(tmp.c_str());
+    return Error{fmt::format("cannot rename '{}' to '{}': {}", tmp, path, why)};
+  }
+  return Status::Ok();
+}
+
+RequestsJsonlWriter::~RequestsJsonlWriter() { (void)close(); }
+
+Status RequestsJsonlWriter::open(const std::string& path) {
+  if (Status s = close(); !s.ok()) return s;
+  file_ = std::fopen(path.c_str(), "w");
+  if (file_ == nullptr) return Error{fmt::format("cannot create '{}': {}", path, errno_text())};
+  path_ = path;
+  lines_ = 0;
+  return Status::Ok();
+}
+
+Status RequestsJsonlWriter::write(const RequestTimeline& t, const RequestMetrics& m) {
+  return write_line(request_record_json(t, m));
+}
+
+Status RequestsJsonlWriter::write_line(const json& record) {
+  if (file_ == nullptr) return Error{"requests.jsonl writer is not open"};
+  // replace: a server's invalid UTF-8 in an error message must not throw on the hot path.
+  std::string line = record.dump(-1, ' ', false, json::error_handler_t::replace);
+  line.push_back('\n');
+  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
+    Status err = Error{fmt::format("cannot write '{}': {}", path_, errno_text())};
+    std::fclose(file_);
+    file_ = nullptr;
+    return err;
+  }
+  ++lines_;
+  return Status::Ok();
+}
+
+Status RequestsJsonlWriter::close() {
+  if (file_ == nullptr) return Status::Ok();
+  const bool ok = std::fclose(file_) == 0;
+  file_ = nullptr;
+  if (!ok) return Error{fmt::format("cannot close '{}': {}", path_, errno_text())};
+  return Status::Ok();
+}
+
+}  // namespace tokperf

@@ -1,0 +1,83 @@
+// The machine-readable outputs: requests.jsonl (one record per request, appended as requests
+// finish) and summary.json (configuration, per-level statistics, client health). Field-by-field
+// contracts: docs/requests-schema.md and docs/summary-schema.md. NaN (undefined metric) is written
+// as null.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+#include "metrics/aggregate.h"
+#include "metrics/client_health.h"
+#include "metrics/request_record.h"
+#include "metrics/stats.h"
+
+namespace tokperf {
+
+inline constexpr int kRequestsSchemaVersion = 1;
+inline constexpr int kSummarySchemaVersion = 1;
+
+// A finite number, or null for NaN/inf (JSON has no NaN).
+nlohmann::json json_number_or_null(double v);
+
+// One requests.jsonl object. `m` must be compute_request_metrics(t).
+nlohmann::json request_record_json(const RequestTimeline& t, const RequestMetrics& m);
+
+nlohmann::json dist_stats_json(const DistStats& s);
+nlohmann::json level_summary_json(const LevelSummary& s);
+nlohmann::json client_health_json(const ClientHealth& h);
+
+// Run-wide facts for summary.json beside the configuration.
+struct RunInfo {
+  std::string command;          // e.g. "bench", "sim run"
+  int64_t started_unix_us = 0;  // wall clock, label only
+  double duration_s = std::numeric_limits<double>::quiet_NaN();
+  std::string exit_reason;         // e.g. "completed", "interrupted", "duration"
+  std::vector<std::string> notes;  // e.g. "prompt lengths approximated (no tokenize endpoint)"
+};
+
+// The whole summary.json document. `config_redacted` must already have its secrets removed: this
+// function writes it as given.
+nlohmann::json summary_json(const nlohmann::json& config_redacted,
+                            const std::vector<LevelSummary>& levels, const ClientHealth& health,
+                            const RunInfo& run = {});
+
+// Writes `doc` to `path` atomically: a temporary file in the same folder, flushed and fsync'd, then
+// renamed over `path`, so a reader never sees half a file. indent < 0 writes one line.
+Status write_json_file(const std::string& path, const nlohmann::json& doc, int indent = 2);
+
+// Appends requests.jsonl lines. Each line is flushed to the kernel as it is written, so a crash of
+// tokperf loses no finished request (a power cut may: no fsync per line, by design). Not
+// thread-safe: the single recorder that owns it calls it. Errors come back as Status; after one,
+// later writes fail.
+class RequestsJsonlWriter {
+ public:
+  RequestsJsonlWriter() = default;
+  ~RequestsJsonlWriter();
+  RequestsJsonlWriter(const RequestsJsonlWriter&) = delete;
+  RequestsJsonlWriter& operator=(const RequestsJsonlWriter&) = delete;
+
+  // Creates or truncates `path`.
+  Status open(const std::string& path);
+  Status write(const RequestTimeline& t, const RequestMetrics& m);
+  Status write_line(const nlohmann::json& record);
+  // Flushes and closes; safe to call twice. The destructor closes too but drops the status.
+  Status close();
+
+  bool is_open() const { return file_ != nullptr; }
+  int64_t lines_written() const { return lines_; }
+
+ private:
+  std::FILE* file_ = nullptr;
+  std::string path_;
+  int64_t lines_ = 0;
+};
+
+}  // namespace tokperf

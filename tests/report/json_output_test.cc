@@ -1,0 +1,163 @@
+#include "report/json_output.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace tokperf {
+namespace {
+
+using nlohmann::json;
+constexpr int64_t kMs = 1'000'000;
+
+RequestTimeline sample_timeline() {
+  RequestTimeline t;
+  t.seq = 7;
+  t.request_id = "req-7";
+  t.level = 2;
+  t.intended_ns = 0;
+  t.send_ns = 2 * kMs;
+  t.start_unix_us = 1'700'000'000'000'000;
+  t.connect_ms = 0.5;
+  t.ttfb_ms = -1;  // unknown: written as null
+  t.token_events = {{102 * kMs, -1, true}, {132 * kMs, -1, true}, {172 * kMs, -1, true}};
+  t.end_ns = 175 * kMs;
+  t.chunks = 5;
+  t.usage_completion_tokens = 5;
+  t.usage_prompt_tokens = 64;
+  t.saw_done = true;
+  t.http_status = 200;
+  return t;
+}
+
+std::filesystem::path temp_dir() {
+  auto d =
+      std::filesystem::temp_directory_path() / ("tokperf_json_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+TEST(RequestRecordJson, FieldsAndRoundTrip) {
+  const RequestTimeline t = sample_timeline();
+  const json j = json::parse(request_record_json(t, compute_request_metrics(t)).dump());
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["request_id"], "req-7");
+  EXPECT_EQ(j["phase"], "measure");
+  EXPECT_EQ(j["level"], 2);
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_TRUE(j["error"].is_null());
+  EXPECT_EQ(j["start_unix_us"], 1'700'000'000'000'000);
+  EXPECT_DOUBLE_EQ(j["queue_ms"].get<double>(), 2);
+  EXPECT_DOUBLE_EQ(j["connect_ms"].get<double>(), 0.5);
+  EXPECT_TRUE(j["ttfb_ms"].is_null());
+  EXPECT_DOUBLE_EQ(j["ttft_ms"].get<double>(), 100);
+  EXPECT_DOUBLE_EQ(j["ttfo_ms"].get<double>(), 100);
+  EXPECT_DOUBLE_EQ(j["tpot_ms"].get<double>(), 17.5);
+  EXPECT_DOUBLE_EQ(j["e2e_ms"].get<double>(), 170);
+  EXPECT_DOUBLE_EQ(j["ttft_from_intended_ms"].get<double>(), 102);
+  EXPECT_EQ(j["itl_ms"], json({30.0, 40.0}));
+  EXPECT_EQ(j["output_tokens"], 5);
+  EXPECT_EQ(j["output_tokens_source"], "usage");
+  EXPECT_EQ(j["prompt_tokens"], 64);
+  EXPECT_EQ(j["chunks"], 5);
+}
+
+TEST(RequestRecordJson, NaNBecomesNullAndErrorIsFilled) {
+  RequestTimeline t;
+  t.request_id = "r";
+  t.phase = Phase::kWarmup;
+  t.send_ns = t.end_ns = 10 * kMs;
+  t.error = {ErrorKind::kRateLimited, 429, "HTTP 429: Too Many Requests"};
+  const std::string line = request_record_json(t, compute_request_metrics(t)).dump();
+  EXPECT_EQ(line.find("NaN"), std::string::npos);
+  EXPECT_EQ(line.find("nan"), std::string::npos);
+  const json j = json::parse(line);
+  EXPECT_EQ(j["phase"], "warmup");
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_EQ(j["error"]["kind"], "rate_limited");
+  EXPECT_EQ(j["error"]["http_status"], 429);
+  EXPECT_EQ(j["error"]["message"], "HTTP 429: Too Many Requests");
+  for (const char* k : {"ttft_ms", "ttfo_ms", "tpot_ms", "e2e_ms", "ttft_from_intended_ms",
+                        "connect_ms", "ttfb_ms", "prompt_tokens"}) {
+    EXPECT_TRUE(j[k].is_null()) << k;
+  }
+  EXPECT_EQ(j["output_tokens"], 0);
+  EXPECT_EQ(j["output_tokens_source"], "counted");
+  EXPECT_TRUE(j["itl_ms"].is_array());
+  EXPECT_TRUE(j["itl_ms"].empty());
+}
+
+TEST(RequestsJsonlWriter, OneLinePerRecordVisibleBeforeClose) {
+  const auto path = (temp_dir() / "requests.jsonl").string();
+  RequestsJsonlWriter w;
+  ASSERT_TRUE(w.open(path).ok());
+  const RequestTimeline t = sample_timeline();
+  const RequestMetrics m = compute_request_metrics(t);
+  ASSERT_TRUE(w.write(t, m).ok());
+  ASSERT_TRUE(w.write(t, m).ok());
+  // Flushed per line: a reader sees both lines while the writer is still open.
+  std::ifstream in(path);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    EXPECT_EQ(json::parse(line)["request_id"], "req-7");
+    ++lines;
+  }
+  EXPECT_EQ(lines, 2);
+  EXPECT_EQ(w.lines_written(), 2);
+  EXPECT_TRUE(w.close().ok());
+  EXPECT_FALSE(w.write(t, m).ok());  // closed
+}
+
+TEST(RequestsJsonlWriter, ReportsOpenFailure) {
+  RequestsJsonlWriter w;
+  Status s = w.open("/nonexistent-dir-tokperf/requests.jsonl");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().find("/nonexistent-dir-tokperf/requests.jsonl"), std::string::npos);
+}
+
+TEST(SummaryJson, ShapeAndAtomicWrite) {
+  std::vector<RequestTimeline> recs = {sample_timeline()};
+  recs.push_back(sample_timeline());
+  recs[1].error = {ErrorKind::kIncomplete, 0, "dropped"};
+  LevelSummary level = aggregate_level(recs, {"c=1", -1, 1});
+  ClientHealth health;
+  health.cpu_utilisation_pct = 12.5;
+  health.warnings = {"w1"};
+  const json config = {{"url", "http://127.0.0.1:8000/v1"}, {"api_key", "<redacted>"}};
+  const json doc = summary_json(config, {level}, health, {"bench", 42, 3.5, "completed", {}});
+
+  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_EQ(doc["tokperf_version"], TOKPERF_VERSION);
+  EXPECT_EQ(doc["config"], config);
+  ASSERT_EQ(doc["levels"].size(), 1u);
+  const json& l = doc["levels"][0];
+  EXPECT_EQ(l["concurrency"], 1);
+  EXPECT_TRUE(l["target_rate_rps"].is_null());
+  EXPECT_EQ(l["requests"]["sent"], 2);
+  EXPECT_EQ(l["requests"]["ok"], 1);
+  EXPECT_EQ(l["requests"]["errors_by_kind"]["incomplete"], 1);
+  EXPECT_DOUBLE_EQ(l["ttft_ms"]["p50"].get<double>(), 100);
+  EXPECT_EQ(l["tpot_ms"]["count"], 1);
+  EXPECT_TRUE(l["ttft_ms"].contains("p99_9"));
+  EXPECT_DOUBLE_EQ(doc["client_health"]["cpu_utilisation_pct"].get<double>(), 12.5);
+  EXPECT_TRUE(doc["client_health"]["loop_lag_ms"]["p99"].is_null());
+  EXPECT_EQ(doc["client_health"]["warnings"], json({"w1"}));
+
+  const auto path = (temp_dir() / "summary.json").string();
+  ASSERT_TRUE(write_json_file(path, doc).ok());
+  std::ifstream in(path);
+  EXPECT_EQ(json::parse(in), doc);
+  for (const auto& e : std::filesystem::directory_iterator(temp_dir())) {
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+  }
+  EXPECT_FALSE(write_json_file("/nonexistent-dir-tokperf/summary.json", doc).ok());
+}
+
+}  // namespace
+}  // namespace tokperf
