@@ -27,17 +27,18 @@ class HttpServerTest : public ::testing::Test {
   void TearDown() override { stop(); }
 
   void start(HttpServer::Options opts) {
+    loop_ = std::make_unique<EventLoop>();  // a stopped loop cannot run again
     server_ = std::make_unique<HttpServer>(
-        loop_, [this](HttpRequest& req, std::shared_ptr<HttpResponse> resp) { route(req, resp); },
+        *loop_, [this](HttpRequest& req, std::shared_ptr<HttpResponse> resp) { route(req, resp); },
         opts);
     ASSERT_TRUE(server_->listen("127.0.0.1", 0).ok());
-    thread_ = std::thread([this] { loop_.run(); });
+    thread_ = std::thread([this] { loop_->run(); });
   }
   void stop() {
     if (!thread_.joinable()) return;
-    loop_.post([this] {
+    loop_->post([this] {
       server_->close_all();
-      loop_.stop();
+      loop_->stop();
     });
     thread_.join();
   }
@@ -56,7 +57,7 @@ class HttpServerTest : public ::testing::Test {
     }
   }
   void stream_step(std::shared_ptr<HttpResponse> resp, int i, bool abort) {
-    loop_.add_timer_after(2'000'000, [this, resp, i, abort] {
+    loop_->add_timer_after(2'000'000, [this, resp, i, abort] {
       if (abort) return resp->abort();
       if (i == kStreamChunks) {
         resp->finish();
@@ -104,7 +105,7 @@ class HttpServerTest : public ::testing::Test {
     return recv(fd, &c, 1, 0) == 0;
   }
 
-  EventLoop loop_;
+  std::unique_ptr<EventLoop> loop_;
   std::unique_ptr<HttpServer> server_;
   std::thread thread_;
 };

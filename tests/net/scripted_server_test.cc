@@ -114,14 +114,24 @@ TEST(ScriptedServerTest, TokenEventsFollowTheScheduleAtConcurrencyOne) {
   EXPECT_EQ(rec.body["messages"][0]["content"], "one two three");
   EXPECT_EQ(rec.outcome, "ok");
   ASSERT_EQ(rec.token_event_send_ns.size(), 5u);
-  double ttft_ms = (rec.token_event_send_ns[0] - rec.received_ns) / 1e6;
-  EXPECT_GE(ttft_ms, 30.0);
-  EXPECT_LE(ttft_ms, 32.0);
-  for (size_t k = 1; k < 5; ++k) {
-    // Absolute deadlines: each event within 2 ms of first + k * itl.
-    double at_ms = (rec.token_event_send_ns[k] - rec.token_event_send_ns[0]) / 1e6;
-    EXPECT_NEAR(at_ms, 10.0 * k, 2.0) << "event " << k;
+  ASSERT_EQ(rec.token_event_due_ns.size(), 5u);
+  // The schedule itself is exact: due_k = service start + 30 ms + k * 10 ms.
+  EXPECT_EQ(rec.service_start_ns, rec.received_ns);
+  for (size_t k = 0; k < 5; ++k) {
+    EXPECT_NEAR(rec.token_event_due_ns[k] - rec.service_start_ns, (30 + 10 * k) * 1'000'000, 1000)
+        << "event " << k;
   }
+  // Sends follow it: never early, typically within 2 ms. One wake-up may be late by a scheduler
+  // slice on a loaded machine, hence the looser bound on the worst event.
+  std::vector<double> late_ms;
+  for (size_t k = 0; k < 5; ++k) {
+    late_ms.push_back((rec.token_event_send_ns[k] - rec.token_event_due_ns[k]) / 1e6);
+    EXPECT_GE(late_ms.back(), 0.0);
+    EXPECT_LE(late_ms.back(), 10.0) << "event " << k;
+  }
+  std::sort(late_ms.begin(), late_ms.end());
+  EXPECT_LE(late_ms[2], 2.0) << "late ms: " << late_ms[0] << " " << late_ms[2] << " "
+                             << late_ms[4];  // median
 }
 
 TEST(ScriptedServerTest, MaxTokensCapsAndIgnoreEosExtends) {
@@ -211,8 +221,10 @@ TEST(ScriptedServerTest, StreamFaultsBreakTheStreamAsScripted) {
   EXPECT_EQ(recs[1].outcome, "malformed_json");
   const auto& st = recs[2].token_event_send_ns;
   ASSERT_EQ(st.size(), 4u);
-  EXPECT_NEAR((st[2] - st[1]) / 1e6, 42.0, 2.0);  // itl + stall
-  EXPECT_NEAR((st[3] - st[2]) / 1e6, 2.0, 2.0);
+  EXPECT_GE((st[2] - st[1]) / 1e6, 40.0);  // itl + stall
+  const auto& due = recs[2].token_event_due_ns;
+  EXPECT_NEAR((due[2] - due[1]) / 1e6, 42.0, 0.01);
+  EXPECT_NEAR((due[3] - due[2]) / 1e6, 2.0, 0.01);
   EXPECT_EQ(recs[3].outcome, "non_streaming");
   EXPECT_EQ(recs[4].outcome, "hang");
 }
@@ -256,9 +268,10 @@ TEST(ScriptedServerTest, SplitWritesCutMidFieldAndMidLineEnding) {
   EXPECT_EQ(crlf.chunks[2], "\n\r\n");  // the cut falls between CR and LF
   auto recs = server.records();
   ASSERT_EQ(recs[0].token_event_send_ns.size(), 2u);
-  // The piece completing each event still leaves on schedule.
-  EXPECT_NEAR((recs[0].token_event_send_ns[0] - recs[0].received_ns) / 1e6, 10.0, 2.0);
-  EXPECT_NEAR((recs[0].token_event_send_ns[1] - recs[0].token_event_send_ns[0]) / 1e6, 10.0, 2.0);
+  // The piece completing each event is the one sent at the event's deadline.
+  EXPECT_NEAR((recs[0].token_event_due_ns[0] - recs[0].received_ns) / 1e6, 10.0, 0.01);
+  EXPECT_GE(recs[0].token_event_send_ns[0], recs[0].token_event_due_ns[0]);
+  EXPECT_GE(recs[0].token_event_send_ns[1], recs[0].token_event_due_ns[1]);
 }
 
 TEST(ScriptedServerTest, QueueModelMakesLaterRequestsWaitForASlot) {
@@ -283,7 +296,7 @@ TEST(ScriptedServerTest, QueueModelMakesLaterRequestsWaitForASlot) {
   for (const auto& r : recs) {
     waits_ms.push_back((r.service_start_ns - r.received_ns) / 1e6);
     // TTFT counts from leaving the queue.
-    EXPECT_NEAR((r.token_event_send_ns[0] - r.service_start_ns) / 1e6, 40.0, 2.0);
+    EXPECT_NEAR((r.token_event_due_ns[0] - r.service_start_ns) / 1e6, 40.0, 0.01);
   }
   std::sort(waits_ms.begin(), waits_ms.end());
   EXPECT_LT(waits_ms[1], 5.0);

@@ -79,6 +79,8 @@ struct Unit {
 struct Stream {
   size_t rec = 0;
   uint64_t index = 0;
+  int64_t received_ns = 0;
+  bool queued = false;
   Script script;
   bool chat = true;
   bool stream = true;
@@ -303,6 +305,7 @@ void ScriptedServer::Impl::fire(const std::shared_ptr<Stream>& s) {
       update(s->rec, [&](ScriptedRecord& r) {
         r.token_event_send_ns.push_back(send_ns);
         r.tokens_per_event.push_back(u.token_count);
+        r.token_event_due_ns.push_back(u.at_ns);
       });
     }
     if (split && !last_piece) {
@@ -337,7 +340,8 @@ void ScriptedServer::Impl::end(const std::shared_ptr<Stream>& s, const std::stri
 }
 
 void ScriptedServer::Impl::begin(const std::shared_ptr<Stream>& s) {
-  int64_t start_ns = mono_ns();
+  // Unqueued, the TTFT clock starts when the request was received, as a server's would.
+  int64_t start_ns = s->queued ? mono_ns() : s->received_ns;
   s->holds_slot = true;
   busy_slots++;
   update(s->rec, [&](ScriptedRecord& r) { r.service_start_ns = start_ns; });
@@ -347,7 +351,7 @@ void ScriptedServer::Impl::begin(const std::shared_ptr<Stream>& s) {
         1, (s->n_out + s->script.tokens_per_chunk - 1) / std::max(1, s->script.tokens_per_chunk));
     int64_t at = start_ns + ms_to_ns(s->script.ttft_ms + (n_events - 1) * s->script.itl_ms);
     std::weak_ptr<Stream> weak = s;
-    s->timer = loop->add_timer_at(at, [this, weak] {
+    s->timer = loop->add_timer_at(at, [this, weak, at] {
       auto st = weak.lock();
       if (!st || st->done) return;
       st->timer = 0;
@@ -372,6 +376,7 @@ void ScriptedServer::Impl::begin(const std::shared_ptr<Stream>& s) {
       update(st->rec, [&](ScriptedRecord& r) {
         r.token_event_send_ns.push_back(send_ns);
         r.tokens_per_event.push_back(st->n_out);
+        r.token_event_due_ns.push_back(at);
       });
       end(st, st->stream ? fault_name(Fault::kNonStreaming) : "ok");
     });
@@ -388,6 +393,7 @@ void ScriptedServer::Impl::handle_generate(HttpRequest& req, std::shared_ptr<Htt
   s->rec = rec;
   s->index = index;
   s->chat = chat;
+  s->received_ns = req.received_ns;
   s->resp = resp;
   s->script = opts.script;
   if (!opts.fault_fractions.empty()) {
@@ -465,6 +471,7 @@ void ScriptedServer::Impl::handle_generate(HttpRequest& req, std::shared_ptr<Htt
     if (auto st = weak.lock()) end(st, "peer_closed");
   });
   if (opts.queue_slots > 0 && busy_slots >= opts.queue_slots) {
+    s->queued = true;
     queue.push_back(s);
   } else {
     begin(s);

@@ -97,6 +97,7 @@ struct ScriptedRecord {
   int64_t received_ns = 0;                   // request complete (mono_ns)
   int64_t service_start_ns = 0;              // left the queue; 0 if it never did
   std::vector<int64_t> token_event_send_ns;  // before the send of the piece completing each event
+  std::vector<int64_t> token_event_due_ns;   // when the script said each event should go out
   std::vector<int> tokens_per_event;
   int output_tokens = 0;  // planned
   Fault fault = Fault::kNone;
