@@ -4,6 +4,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -13,7 +14,6 @@
 namespace tokperf {
 namespace {
 
-// Tags for the loop's own fds in epoll_event.data.fd are the fds themselves; user fds never collide.
 constexpr int kMaxEvents = 256;
 
 }  // namespace
@@ -28,9 +28,9 @@ EventLoop::EventLoop() {
   }
   epoll_event ev{};
   ev.events = EPOLLIN;
-  ev.data.fd = timerfd_;
+  ev.data.u64 = static_cast<uint32_t>(timerfd_);  // generation 0
   epoll_ctl(epfd_, EPOLL_CTL_ADD, timerfd_, &ev);
-  ev.data.fd = wakefd_;
+  ev.data.u64 = static_cast<uint32_t>(wakefd_);
   epoll_ctl(epfd_, EPOLL_CTL_ADD, wakefd_, &ev);
 }
 
@@ -40,19 +40,28 @@ EventLoop::~EventLoop() {
   if (wakefd_ >= 0) close(wakefd_);
 }
 
+namespace {
+uint64_t watch_tag(uint32_t generation, int fd) {
+  return (static_cast<uint64_t>(generation) << 32) | static_cast<uint32_t>(fd);
+}
+}  // namespace
+
 void EventLoop::watch(int fd, uint32_t events, IoCallback cb) {
   epoll_event ev{};
   ev.events = events;
-  ev.data.fd = fd;
   auto it = watches_.find(fd);
   if (it == watches_.end()) {
+    uint32_t gen = next_generation_++;
+    if (next_generation_ == 0) next_generation_ = 1;  // 0 tags the loop's own fds
+    ev.data.u64 = watch_tag(gen, fd);
     if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0 && errno == EEXIST) {
       epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev);
     }
-    watches_.emplace(fd, std::move(cb));
+    watches_.emplace(fd, Watch{gen, std::move(cb)});
   } else {
+    ev.data.u64 = watch_tag(it->second.generation, fd);
     epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev);
-    it->second = std::move(cb);
+    it->second.cb = std::move(cb);
   }
 }
 
@@ -136,7 +145,9 @@ void EventLoop::drain_posted() {
 void EventLoop::run_once(int64_t max_wait_ns) {
   epoll_event events[kMaxEvents];
   int timeout_ms = -1;
-  if (max_wait_ns >= 0) timeout_ms = static_cast<int>((max_wait_ns + 999'999) / 1'000'000);
+  if (max_wait_ns >= 0) {
+    timeout_ms = static_cast<int>(std::min<int64_t>((max_wait_ns + 999'999) / 1'000'000, 1 << 30));
+  }
   int n = epoll_wait(epfd_, events, kMaxEvents, timeout_ms);
   if (n < 0) {
     if (errno == EINTR) return;
@@ -144,19 +155,22 @@ void EventLoop::run_once(int64_t max_wait_ns) {
   }
   bool timer_ready = false;
   for (int i = 0; i < n; ++i) {
-    int fd = events[i].data.fd;
-    if (fd == timerfd_) {
+    uint64_t tag = events[i].data.u64;
+    int fd = static_cast<int>(static_cast<uint32_t>(tag));
+    uint32_t gen = static_cast<uint32_t>(tag >> 32);
+    if (gen == 0 && fd == timerfd_) {
       uint64_t expirations;
       [[maybe_unused]] ssize_t r = read(timerfd_, &expirations, sizeof expirations);
       timer_ready = true;
-    } else if (fd == wakefd_) {
+    } else if (gen == 0 && fd == wakefd_) {
       uint64_t v;
       [[maybe_unused]] ssize_t r = read(wakefd_, &v, sizeof v);
       drain_posted();
     } else {
       auto it = watches_.find(fd);
-      if (it == watches_.end()) continue;  // unwatched by an earlier callback this round
-      IoCallback cb = it->second;          // copy: the callback may unwatch/re-watch itself
+      // Unwatched by an earlier callback this round, or closed and reused by a new watch.
+      if (it == watches_.end() || it->second.generation != gen) continue;
+      IoCallback cb = it->second.cb;  // copy: the callback may unwatch/re-watch itself
       cb(events[i].events);
     }
   }

@@ -3,7 +3,8 @@
 // simulator's HTTP front. One loop per thread; nothing shared in the hot path.
 //
 // Thread rules: every method except post() and stop() must be called on the loop's thread (inside a
-// callback, or before run() starts). Callbacks may add/remove watches and timers, including their own.
+// callback, or before run() starts). Callbacks may add/remove watches and timers, including their
+// own.
 #pragma once
 
 #include <sys/epoll.h>
@@ -71,7 +72,14 @@ class EventLoop {
   int epfd_ = -1;
   int timerfd_ = -1;
   int wakefd_ = -1;
-  std::unordered_map<int, IoCallback> watches_;
+  // epoll_event.data.u64 carries (generation << 32 | fd): an event still queued for an fd that was
+  // closed and reused within the same round is recognised as stale and dropped.
+  struct Watch {
+    uint32_t generation;
+    IoCallback cb;
+  };
+  std::unordered_map<int, Watch> watches_;
+  uint32_t next_generation_ = 1;
   std::map<std::pair<int64_t, uint64_t>, Callback> timers_;  // (deadline, id) -> cb
   std::unordered_map<uint64_t, int64_t> timer_deadline_;     // id -> deadline
   uint64_t next_timer_id_ = 1;
