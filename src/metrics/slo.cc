@@ -160,6 +160,22 @@ double request_value_ms(const RequestMetrics& m, const SloObjective& o) {
   return kNaN;
 }
 
+std::vector<double> objective_samples(const SloObjective& o,
+                                      std::span<const RequestMetrics> requests,
+                                      std::span<const uint8_t> ok) {
+  std::vector<double> values;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (!ok.empty() && ok[i] == 0) continue;
+    if (o.metric == SloMetric::kItl) {
+      values.insert(values.end(), requests[i].itl_ms.begin(), requests[i].itl_ms.end());
+    } else {
+      values.push_back(request_value_ms(requests[i], o));
+    }
+  }
+  std::erase_if(values, [](double v) { return std::isnan(v); });
+  return values;
+}
+
 SloReport evaluate_slo(const SloSpec& spec, std::span<const RequestMetrics> requests,
                        std::span<const uint8_t> ok, double window_s) {
   SloReport r;
@@ -178,19 +194,10 @@ SloReport evaluate_slo(const SloSpec& spec, std::span<const RequestMetrics> requ
   r.goodput_rps = window_s > 0 ? static_cast<double>(r.good) / window_s : 0;
   r.all_pass = true;
   for (const SloObjective& o : spec.objectives) {
-    std::vector<double> values;
-    for (size_t i = 0; i < requests.size(); ++i) {
-      if (!is_ok(i)) continue;
-      if (o.metric == SloMetric::kItl) {
-        values.insert(values.end(), requests[i].itl_ms.begin(), requests[i].itl_ms.end());
-      } else {
-        values.push_back(request_value_ms(requests[i], o));
-      }
-    }
+    std::vector<double> values = objective_samples(o, requests, ok);
     ObjectiveResult res;
     res.objective = &o;
-    res.samples = static_cast<size_t>(
-        std::count_if(values.begin(), values.end(), [](double v) { return !std::isnan(v); }));
+    res.samples = values.size();
     res.measured_ms = o.mean ? mean_of(values) : slo_percentile(std::move(values), o.percentile);
     res.pass = res.samples > 0 && o.met_by(res.measured_ms);
     r.all_pass = r.all_pass && res.pass;

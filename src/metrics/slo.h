@@ -55,6 +55,12 @@ double slo_percentile(std::vector<double> values, double p);
 // own gaps at the objective's percentile (or their mean). NaN when undefined.
 double request_value_ms(const RequestMetrics& m, const SloObjective& o);
 
+// The samples an objective is measured over: each OK request's value (ITL: all its gaps), NaN
+// dropped.
+std::vector<double> objective_samples(const SloObjective& o,
+                                      std::span<const RequestMetrics> requests,
+                                      std::span<const uint8_t> ok);
+
 struct ObjectiveResult {
   const SloObjective* objective = nullptr;  // points into the SloSpec passed to evaluate_slo
   double measured_ms =
