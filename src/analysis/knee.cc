@@ -32,19 +32,17 @@ KneeResult find_knee(std::span<const SweepPoint> points, const KneeOptions& o) {
       r.explanation = fmt::format(
           "knee at {} {:g}: from {:g} to {:g}, {} rose {:.0f} -> {:.0f} ms ({:+.0f}%) while "
           "throughput went {:.0f} -> {:.0f} ({:+.0f}%); latency grows {:.1f}x as fast as "
-          "throughput "
-          "beyond this point",
+          "throughput beyond this point",
           o.load_name, a.load, a.load, b.load, o.latency_name, a.latency_ms, b.latency_ms,
           100 * d_lat, a.throughput, b.throughput, 100 * d_thr, d_lat / d_thr);
       return r;
     }
-    {
-      r.explanation = fmt::format(
-          "knee at {} {:g}: from {:g} to {:g}, {} rose {:.0f} -> {:.0f} ms ({:+.0f}%) while "
-          "throughput did not grow ({:.0f} -> {:.0f}): the service is saturated",
-          o.load_name, a.load, a.load, b.load, o.latency_name, a.latency_ms, b.latency_ms,
-          100 * d_lat, a.throughput, b.throughput);
-    }
+    // Throughput flat or falling while latency climbs.
+    r.explanation = fmt::format(
+        "knee at {} {:g}: from {:g} to {:g}, {} rose {:.0f} -> {:.0f} ms ({:+.0f}%) while "
+        "throughput did not grow ({:.0f} -> {:.0f}): the service is saturated",
+        o.load_name, a.load, a.load, b.load, o.latency_name, a.latency_ms, b.latency_ms,
+        100 * d_lat, a.throughput, b.throughput);
     return r;
   }
   r.explanation = idx.size() < 2 ? "no knee: fewer than 2 usable levels"
