@@ -1,0 +1,67 @@
+// Per-second windows over a run, built after the fact from the request timelines (plus the
+// per-second samples the runner pushed: event-loop lag, client queue), written as timeseries.csv;
+// and drift detection within a level. Column definitions: docs/LOAD.md ("Time series").
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "metrics/request_record.h"
+
+namespace tokperf {
+
+// What the runner samples once a second (monotonic t_ns inside the window it describes).
+struct RunnerSample {
+  int64_t t_ns = 0;
+  double loop_lag_ms = 0;    // event-loop timer lag observed in that second (max)
+  int64_t client_queue = 0;  // due but not yet sent
+};
+
+struct TimeseriesRow {
+  int64_t second = 0;    // window [run_start + second s, +1 s)
+  int64_t arrivals = 0;  // intended starts in the window
+  int64_t sends = 0;
+  int64_t in_flight = 0;        // sent and not ended at the window's end
+  int64_t completions = 0;      // ended OK in the window
+  int64_t errors = 0;           // ended with an error in the window
+  double output_tok_per_s = 0;  // token events in the window (their token counts when known)
+  double ttft_p50_ms = 0,
+         ttft_p95_ms = 0;  // requests whose first token came in the window; NaN if none
+  double itl_p50_ms = 0, itl_p95_ms = 0;            // gaps ending in the window
+  double send_lag_p50_ms = 0, send_lag_p95_ms = 0;  // send - intended, by send time
+  double loop_lag_ms = 0;     // max over the runner's samples in the window; NaN if none
+  int64_t client_queue = -1;  // last runner sample in the window; -1 if none
+};
+
+// Windows of 1 s from run_start_ns up to run_end_ns (the last one may be partial).
+std::vector<TimeseriesRow> build_timeseries(std::span<const RequestTimeline> requests,
+                                            int64_t run_start_ns, int64_t run_end_ns,
+                                            std::span<const RunnerSample> samples = {});
+
+// CSV with a header line; NaN written as an empty field.
+std::string timeseries_csv(std::span<const TimeseriesRow> rows);
+Status write_timeseries_csv(const std::string& path, std::span<const TimeseriesRow> rows);
+
+struct DriftOptions {
+  double factor = 1.5;      // last third's P95 >= factor * first third's...
+  double min_delta_ms = 5;  // ...and worse by at least this much
+  size_t min_samples = 20;  // per third, else no verdict
+};
+
+struct DriftReport {
+  bool drifted = false;
+  bool judged = false;  // false: too few samples
+  double ttft_p95_first_ms = 0, ttft_p95_last_ms = 0;
+  double itl_p95_first_ms = 0, itl_p95_last_ms = 0;
+  std::string explanation;
+};
+
+// Compares the first and last thirds (by send time) of one level's measured, OK requests in
+// [start_ns, end_ns): TTFT P95 over requests and ITL P95 over their gaps.
+DriftReport detect_drift(std::span<const RequestTimeline> requests, int level, int64_t start_ns,
+                         int64_t end_ns, const DriftOptions& options = {});
+
+}  // namespace tokperf
