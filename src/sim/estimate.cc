@@ -79,6 +79,7 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
   };
   out += fmt::format("{} on {} x {}, weights {}, KV cache {}\n", d.model.name, d.tp, d.gpu.name,
                      dtype_name(d.weight_dtype), dtype_name(d.kv_dtype));
+  for (const auto& n : e.notes) out += "note: " + n + "\n";
   line("parameters (total / active)",
        fmt::format("{:.2f} B / {:.2f} B", p.total / 1e9, p.active / 1e9));
   out += "memory\n";
@@ -104,7 +105,6 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
   line("TTFT", ms(e.expected_ttft_s));
   line("TPOT", ms(e.expected_tpot_s));
   line("end to end", ms(e.expected_e2e_s));
-  for (const auto& n : e.notes) out += "note: " + n + "\n";
   return out;
 }
 
