@@ -1,13 +1,57 @@
-// Placeholder until the estimate command lands; replaced by its implementation.
+// `tokperf estimate`: memory, KV capacity, roofline bounds and expected latencies for one model on
+// one GPU setup, without running anything. Logic: sim/estimate.h.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/app.h"
 #include "cli/commands.h"
+#include "sim/deployment_cli.h"
+#include "sim/estimate.h"
 
 namespace tokperf {
+namespace {
+
+struct EstimateConfig {
+  sim::DeploymentFlags deployment;
+  sim::EstimateRequest request;
+  bool json = false;
+};
+
+int run_estimate(const EstimateConfig& c) {
+  auto d = sim::resolve_deployment(c.deployment);
+  if (!d.ok()) throw UsageError(d.error());
+  if (c.request.prompt_tokens < 1 || c.request.output_tokens < 1) {
+    throw UsageError("--prompt-tokens and --output-tokens must be >= 1");
+  }
+  const sim::CostModel cost(std::move(d).value(), sim::CostKnobs{});
+  const sim::Estimate e = sim::compute_estimate(cost, c.request);
+  if (c.json) {
+    fmt::print("{}\n", sim::estimate_to_json(e, cost, c.request).dump(2));
+  } else {
+    fmt::print("{}", sim::format_estimate_text(e, cost, c.request));
+  }
+  return kExitOk;
+}
+
+}  // namespace
 
 void register_estimate_command(CLI::App& app, CommandSet& cmds) {
-  auto* sub = app.add_subcommand("estimate", "(not built yet)");
-  cmds.add(sub, [] { return 1; });
+  auto cfg = std::make_shared<EstimateConfig>();
+  auto* sub = app.add_subcommand(
+      "estimate", "Roofline arithmetic: weight memory, KV capacity, prefill/decode bounds");
+  sim::add_deployment_flags(*sub, cfg->deployment);
+  sub->add_option("--prompt-tokens", cfg->request.prompt_tokens, "prompt length")
+      ->capture_default_str();
+  sub->add_option("--output-tokens", cfg->request.output_tokens, "output length")
+      ->capture_default_str();
+  sub->add_option("--context", cfg->request.context_tokens,
+                  "context per sequence for the capacity in sequences (0: prompt + output)")
+      ->capture_default_str();
+  sub->add_flag("--json", cfg->json, "print JSON instead of text");
+  cmds.add(sub, [cfg] { return run_estimate(*cfg); });
 }
 
 }  // namespace tokperf

@@ -1,0 +1,106 @@
+#include "sim/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tokperf::sim {
+
+CostModel::CostModel(Deployment d, CostKnobs k)
+    : d_(std::move(d)), k_(k), params_(count_params(d_.model)) {
+  if (d_.tp < 1) d_.tp = 1;
+  matmul_flops_per_s_ = d_.gpu.matmul_flops(d_.weight_dtype);
+  // Attention runs in 16-bit in the common engines, whatever the weight format.
+  attention_flops_per_s_ = d_.gpu.matmul_flops(DType::kBf16);
+  attn_flops_per_pair_ = attention_flops_per_query_key(d_.model);
+}
+
+double CostModel::kv_bytes_per_token() const {
+  return kv_elements_per_token(d_.model) * dtype_bytes(d_.kv_dtype);
+}
+
+double CostModel::kv_bytes_per_token_per_gpu() const {
+  const ModelShape& m = d_.model;
+  if (m.is_mla()) return kv_bytes_per_token();  // the latent is replicated on every rank
+  // With more ranks than KV heads, heads are replicated rather than split further.
+  const int64_t heads_per_gpu = (m.num_kv_heads + d_.tp - 1) / d_.tp;
+  return 2.0 * static_cast<double>(m.num_layers * heads_per_gpu * m.head_dim) *
+         dtype_bytes(d_.kv_dtype);
+}
+
+double CostModel::kv_budget_bytes_per_gpu() const {
+  return k_.gpu_memory_utilization * d_.gpu.memory_bytes - weight_bytes_per_gpu() -
+         k_.activation_reserve_bytes;
+}
+
+int64_t CostModel::kv_capacity_tokens() const {
+  const double budget = kv_budget_bytes_per_gpu();
+  if (budget <= 0) return 0;
+  return static_cast<int64_t>(std::floor(budget / kv_bytes_per_token_per_gpu()));
+}
+
+double CostModel::prefill_bound_s(int64_t prompt_tokens) const {
+  const double n = static_cast<double>(prompt_tokens);
+  const double flops = 2.0 * params_.active * n + attn_flops_per_pair_ * n * (n + 1) / 2;
+  const double compute_s = flops / (matmul_flops_per_s_ * d_.tp);
+  const double memory_s =
+      (params_.active * dtype_bytes(d_.weight_dtype) + n * kv_bytes_per_token()) /
+      (d_.gpu.memory_bw_bytes_per_s * d_.tp);
+  return std::max(compute_s, memory_s);
+}
+
+double CostModel::decode_bound_s(int64_t context_tokens) const {
+  const double bytes = params_.active * dtype_bytes(d_.weight_dtype) +
+                       static_cast<double>(context_tokens) * kv_bytes_per_token();
+  const double memory_s = bytes / (d_.gpu.memory_bw_bytes_per_s * d_.tp);
+  const double flops = 2.0 * params_.active + attn_flops_per_pair_ * context_tokens;
+  return std::max(memory_s, flops / (matmul_flops_per_s_ * d_.tp));
+}
+
+double CostModel::expected_active_experts(int64_t n_tokens) const {
+  const ModelShape& m = d_.model;
+  if (!m.is_moe() || n_tokens <= 0) return 0;
+  const double e = static_cast<double>(m.num_experts);
+  const double p_untouched =
+      std::pow(1.0 - static_cast<double>(m.experts_per_token) / e, static_cast<double>(n_tokens));
+  return e * (1.0 - p_untouched);
+}
+
+double CostModel::weight_bytes_read(int64_t n_tokens) const {
+  // The input table is only gathered (a few rows), so it is not streamed.
+  double params = params_.total - (params_.tied ? 0 : params_.embedding);
+  const ModelShape& m = d_.model;
+  if (m.is_moe()) {
+    const double all_routed = static_cast<double>(m.num_moe_layers() * m.num_experts);
+    const double touched =
+        static_cast<double>(m.num_moe_layers()) * expected_active_experts(n_tokens);
+    params -= (all_routed - touched) * params_.expert;
+  }
+  return params * dtype_bytes(d_.weight_dtype) / d_.tp;
+}
+
+StepBreakdown CostModel::step(const StepShape& s) const {
+  StepBreakdown b;
+  const double tp = static_cast<double>(d_.tp);
+  const double lm_head_flops = 2.0 * params_.lm_head * static_cast<double>(s.sampled_seqs);
+  const double body_flops =
+      2.0 * (params_.matmul_active() - params_.lm_head) * static_cast<double>(s.new_tokens);
+  b.linear_s = (body_flops + lm_head_flops) / (tp * matmul_flops_per_s_ * k_.compute_efficiency);
+  b.attention_s = attn_flops_per_pair_ * s.attention_pairs /
+                  (tp * attention_flops_per_s_ * k_.attention_efficiency);
+  const double bw = d_.gpu.memory_bw_bytes_per_s * k_.bandwidth_efficiency;
+  b.weights_s = s.new_tokens > 0 ? weight_bytes_read(s.new_tokens) / bw : 0;
+  b.kv_s = s.kv_tokens_read * kv_bytes_per_token_per_gpu() / bw;
+  if (d_.tp > 1 && s.new_tokens > 0) {
+    // Two all-reduces per layer (after attention and after the MLP) of 16-bit activations; a ring
+    // moves 2 (tp-1)/tp of the buffer through each link.
+    const double buffer_bytes = static_cast<double>(s.new_tokens * d_.model.hidden) * 2.0;
+    const double link = d_.gpu.interconnect_bytes_per_s * k_.interconnect_efficiency;
+    const double per_op = k_.allreduce_latency_s + 2.0 * (tp - 1) / tp * buffer_bytes / link;
+    b.comm_s = 2.0 * static_cast<double>(d_.model.num_layers) * per_op;
+  }
+  b.overhead_s = k_.step_overhead_s + k_.per_seq_overhead_s * static_cast<double>(s.num_seqs);
+  b.total_s = b.overhead_s + std::max(b.linear_s + b.attention_s, b.weights_s + b.kv_s) + b.comm_s;
+  return b;
+}
+
+}  // namespace tokperf::sim

@@ -1,0 +1,108 @@
+// The roofline: memory footprint, textbook lower bounds, and the step-time model the engine uses.
+// Every knob lives in CostKnobs; defaults and the evidence for each: docs/SIMULATOR.md.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/dtype.h"
+#include "sim/gpu_catalog.h"
+#include "sim/model_catalog.h"
+
+namespace tokperf::sim {
+
+struct CostKnobs {
+  double gpu_memory_utilization = 0.9;  // vLLM's default fraction of device memory it may use
+  // Per-GPU bytes kept back for activations, CUDA graphs and the sampler (vLLM measures this in a
+  // profiling run; 1-4 GiB for 7B-70B models at 8192 batched tokens).
+  double activation_reserve_bytes = 2.0 * 1024 * 1024 * 1024;
+  double compute_efficiency = 0.75;   // achieved / peak for the linear layers
+  double attention_efficiency = 0.5;  // achieved / peak for attention math
+  double bandwidth_efficiency = 0.8;  // achieved / peak HBM bandwidth when streaming weights/KV
+  double interconnect_efficiency = 0.7;
+  double step_overhead_s = 0.4e-3;     // scheduling, sampling, launch per engine step
+  double per_seq_overhead_s = 5e-6;    // per scheduled sequence (input prep, detokenise)
+  double allreduce_latency_s = 15e-6;  // fixed cost of one tensor-parallel all-reduce
+};
+
+struct Deployment {
+  ModelShape model;
+  GpuSpec gpu;
+  DType weight_dtype = DType::kFp16;
+  DType kv_dtype = DType::kFp16;
+  int tp = 1;  // tensor-parallel degree: GPUs sharing every layer
+};
+
+// What one engine step computes; the engine adds one entry per scheduled sequence.
+struct StepShape {
+  int64_t num_seqs = 0;
+  int64_t new_tokens = 0;      // tokens whose KV this step computes (prefill chunks + decodes)
+  int64_t sampled_seqs = 0;    // sequences that emit a token at the end of the step
+  double attention_pairs = 0;  // sum over new tokens of the keys each attends to
+  double kv_tokens_read = 0;   // cached tokens whose K/V are read
+
+  // A sequence computing `new_tokens` tokens after `context_before` cached ones (causal).
+  void add(int64_t new_tok, int64_t context_before, bool samples) {
+    ++num_seqs;
+    new_tokens += new_tok;
+    sampled_seqs += samples ? 1 : 0;
+    const double n = static_cast<double>(new_tok);
+    attention_pairs += n * static_cast<double>(context_before) + n * (n + 1) / 2;
+    kv_tokens_read += static_cast<double>(context_before + new_tok);
+  }
+};
+
+// Where a step's time goes (seconds, already divided by efficiencies).
+struct StepBreakdown {
+  double linear_s = 0;     // matmul FLOPs
+  double attention_s = 0;  // attention FLOPs
+  double weights_s = 0;    // streaming the weights the batch touches
+  double kv_s = 0;         // reading the KV cache
+  double comm_s = 0;       // tensor-parallel all-reduces
+  double overhead_s = 0;
+  double total_s = 0;  // overhead + max(compute, memory) + comm
+};
+
+// Immutable after construction; cheap to call from the engine's hot loop.
+class CostModel {
+ public:
+  CostModel(Deployment d, CostKnobs k);
+
+  const Deployment& deployment() const { return d_; }
+  const CostKnobs& knobs() const { return k_; }
+  const ParamCounts& params() const { return params_; }
+
+  double weight_bytes_total() const { return params_.total * dtype_bytes(d_.weight_dtype); }
+  double weight_bytes_per_gpu() const { return weight_bytes_total() / d_.tp; }
+  double kv_bytes_per_token() const;          // whole model, all layers
+  double kv_bytes_per_token_per_gpu() const;  // KV heads are split over TP (MLA's latent is not)
+  // util x memory - weights - reserve, per GPU; negative when the weights alone do not fit.
+  double kv_budget_bytes_per_gpu() const;
+  bool fits() const { return kv_budget_bytes_per_gpu() > 0; }
+  int64_t kv_capacity_tokens() const;  // 0 when it does not fit
+
+  // Textbook lower bounds at 100% of peak: max(FLOPs / peak, bytes / bandwidth) over all TP GPUs.
+  // Prefill: 2 x active params x tokens + causal attention. Decode: one token at `context` cached
+  // tokens, batch of one: active weight bytes + KV bytes read.
+  double prefill_bound_s(int64_t prompt_tokens) const;
+  double decode_bound_s(int64_t context_tokens) const;
+
+  // Modelled duration of one engine step.
+  StepBreakdown step(const StepShape& s) const;
+  double step_time_s(const StepShape& s) const { return step(s).total_s; }
+
+  // Expected distinct routed experts touched per MoE layer by n tokens with top-k of E, under
+  // uniform routing: E * (1 - (1 - k/E)^n).
+  double expected_active_experts(int64_t n_tokens) const;
+
+ private:
+  double weight_bytes_read(int64_t n_tokens) const;
+
+  Deployment d_;
+  CostKnobs k_;
+  ParamCounts params_;
+  double matmul_flops_per_s_;
+  double attention_flops_per_s_;
+  double attn_flops_per_pair_;
+};
+
+}  // namespace tokperf::sim

@@ -1,0 +1,34 @@
+#include "sim/deployment.h"
+
+namespace tokperf::sim {
+
+Result<Deployment> resolve_deployment(const DeploymentFlags& f) {
+  Deployment d;
+  auto model = f.model_config.empty() ? find_model(f.model) : load_hf_config(f.model_config);
+  if (!model.ok()) return Error{model.error()};
+  d.model = std::move(model).value();
+  auto gpu = f.gpu_spec.empty() ? find_gpu(f.gpu) : load_gpu_spec(f.gpu_spec);
+  if (!gpu.ok()) return Error{gpu.error()};
+  d.gpu = std::move(gpu).value();
+  auto dtype = parse_dtype(f.dtype, "--dtype");
+  if (!dtype.ok()) return Error{dtype.error()};
+  d.weight_dtype = *dtype;
+  if (f.kv_dtype == "auto") {
+    // vLLM's kv_cache_dtype=auto keeps the activation dtype even for quantised weights.
+    d.kv_dtype = d.weight_dtype == DType::kBf16 ? DType::kBf16 : DType::kFp16;
+  } else {
+    auto kv = parse_dtype(f.kv_dtype, "--kv-dtype");
+    if (!kv.ok()) return Error{kv.error() + " (or auto)"};
+    if (*kv == DType::kInt4)
+      return Error{"--kv-dtype 'int4' is not supported; accepted: auto, fp16, bf16, fp8, int8"};
+    d.kv_dtype = *kv;
+  }
+  if (f.tp < 1 || d.model.num_heads % f.tp != 0) {
+    return Error{"--tp " + std::to_string(f.tp) + " must be a positive divisor of the model's " +
+                 std::to_string(d.model.num_heads) + " attention heads (e.g. 1, 2, 4, 8)"};
+  }
+  d.tp = f.tp;
+  return d;
+}
+
+}  // namespace tokperf::sim

@@ -1,0 +1,25 @@
+// Turns the flags every simulator command shares (--model/--model-config, --gpu/--gpu-spec,
+// --dtype, --kv-dtype, --tp) into a validated Deployment.
+#pragma once
+
+#include <string>
+
+#include "core/result.h"
+#include "sim/cost_model.h"
+
+namespace tokperf::sim {
+
+struct DeploymentFlags {
+  std::string model = "llama-2-7b";
+  std::string model_config;  // path to a Hugging Face config.json; overrides --model
+  std::string gpu = "a100-80g";
+  std::string gpu_spec;  // path to a GPU spec JSON; overrides --gpu
+  std::string dtype = "fp16";
+  std::string kv_dtype = "auto";  // auto: the 16-bit type of the weights (fp16 unless bf16)
+  int tp = 1;
+};
+
+// Errors name the flag, the value and what is accepted.
+Result<Deployment> resolve_deployment(const DeploymentFlags& f);
+
+}  // namespace tokperf::sim

@@ -1,0 +1,225 @@
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace tokperf::sim {
+namespace {
+
+int64_t blocks_for(int64_t tokens, int64_t block_size) {
+  return (tokens + block_size - 1) / block_size;
+}
+
+}  // namespace
+
+Engine::Engine(const CostModel& cost, EngineConfig config)
+    : cost_(cost),
+      cfg_(config),
+      kv_(config.num_blocks > 0
+              ? config.num_blocks
+              : cost.kv_capacity_tokens() / std::max<int64_t>(1, config.block_size)),
+      rng_(config.seed) {
+  if (cfg_.block_size < 1) cfg_.block_size = 16;
+  if (cfg_.max_num_batched_tokens < 1) cfg_.max_num_batched_tokens = 1;
+  if (cfg_.max_num_seqs < 1) cfg_.max_num_seqs = 1;
+}
+
+int64_t Engine::draw_output_length(int64_t max_tokens) {
+  if (cfg_.eos_mean_tokens <= 0) return max_tokens;
+  std::exponential_distribution<double> dist(1.0 / cfg_.eos_mean_tokens);
+  const auto n = static_cast<int64_t>(std::ceil(dist(rng_)));
+  return std::clamp<int64_t>(n, 1, max_tokens);
+}
+
+int32_t Engine::new_seq() {
+  if (!free_seqs_.empty()) {
+    const int32_t i = free_seqs_.back();
+    free_seqs_.pop_back();
+    return i;
+  }
+  seqs_.emplace_back();
+  return static_cast<int32_t>(seqs_.size() - 1);
+}
+
+Status Engine::submit(const SimRequest& r) {
+  if (r.prompt_tokens < 1 || r.max_tokens < 1) {
+    return Error{"request " + std::to_string(r.id) + ": prompt_tokens and max_tokens must be >= 1"};
+  }
+  const int64_t need = blocks_for(r.prompt_tokens + r.max_tokens, cfg_.block_size);
+  if (need > kv_.capacity()) {
+    return Error{"request " + std::to_string(r.id) + ": " +
+                 std::to_string(r.prompt_tokens + r.max_tokens) + " tokens exceed the KV cache (" +
+                 std::to_string(kv_.capacity() * cfg_.block_size) + " tokens)"};
+  }
+  const int32_t i = new_seq();
+  Seq& s = seqs_[static_cast<size_t>(i)];
+  s = Seq{};
+  s.id = r.id;
+  s.prompt = r.prompt_tokens;
+  s.target_out = r.ignore_eos ? r.max_tokens : draw_output_length(r.max_tokens);
+  s.hashes = r.prefix_block_hashes;
+  waiting_.push_back(i);
+  return Status::Ok();
+}
+
+bool Engine::ensure_blocks(Seq& s, int64_t tokens) {
+  const int64_t need = blocks_for(tokens, cfg_.block_size) - static_cast<int64_t>(s.blocks.size());
+  if (need <= 0) return true;
+  if (need > kv_.num_free()) return false;
+  for (int64_t k = 0; k < need; ++k) s.blocks.push_back(kv_.allocate());
+  return true;
+}
+
+void Engine::free_blocks(Seq& s) {
+  // Tail first, so the free list evicts a sequence's last (least shareable) blocks first.
+  for (auto it = s.blocks.rbegin(); it != s.blocks.rend(); ++it) kv_.release(*it);
+  s.blocks.clear();
+}
+
+void Engine::preempt(int32_t idx, int64_t now_ns) {
+  Seq& s = seqs_[static_cast<size_t>(idx)];
+  free_blocks(s);
+  s.computed = 0;  // recompute: prompt and generated tokens are prefilled again
+  waiting_.push_front(idx);
+  ++stats_.preemptions_total;
+  ++result_.num_preempted;
+  result_.events.push_back({SeqEventKind::kPreempted, s.id, now_ns, s.generated});
+}
+
+int64_t Engine::reuse_cached_prefix(Seq& s) {
+  if (!cfg_.enable_prefix_caching || s.computed > 0 || s.hashes.empty()) return 0;
+  // At least one token must be computed to produce logits, so a full hit leaves the last block.
+  const int64_t max_blocks =
+      std::min<int64_t>(static_cast<int64_t>(s.hashes.size()), (s.tokens() - 1) / cfg_.block_size);
+  int64_t hit = 0;
+  while (hit < max_blocks) {
+    const int32_t b = kv_.acquire_cached(s.hashes[static_cast<size_t>(hit)]);
+    if (b < 0) break;
+    s.blocks.push_back(b);
+    ++hit;
+  }
+  s.computed = hit * cfg_.block_size;
+  return s.computed;
+}
+
+const StepResult& Engine::step(int64_t now_ns) {
+  result_.start_ns = now_ns;
+  result_.duration_ns = 0;
+  result_.num_seqs = result_.new_tokens = result_.prefill_tokens = result_.cached_tokens = 0;
+  result_.num_preempted = 0;
+  result_.events.clear();
+  scheduled_.clear();
+  int64_t budget = cfg_.max_num_batched_tokens;
+
+  // 1. Running sequences, oldest first; when blocks run out, the newest running one is preempted.
+  for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
+    const int32_t idx = running_[i];
+    Seq& s = seqs_[static_cast<size_t>(idx)];
+    const int64_t num_new = std::min(s.tokens() - s.computed, budget);
+    bool self_preempted = false;
+    while (!ensure_blocks(s, s.computed + num_new)) {
+      const int32_t victim = running_.back();
+      running_.pop_back();
+      preempt(victim, now_ns);
+      if (victim == idx) {
+        self_preempted = true;
+        break;
+      }
+    }
+    if (self_preempted) break;
+    scheduled_.push_back({idx, num_new, s.computed});
+    budget -= num_new;
+  }
+
+  // 2. Waiting prompts (FCFS) in what is left, unless this step had to preempt.
+  if (result_.num_preempted == 0) {
+    while (!waiting_.empty() && budget > 0 &&
+           static_cast<int64_t>(running_.size()) < cfg_.max_num_seqs) {
+      const int32_t idx = waiting_.front();
+      Seq& s = seqs_[static_cast<size_t>(idx)];
+      const bool looked_up = cfg_.enable_prefix_caching && s.computed == 0 && !s.hashes.empty();
+      const int64_t cached = reuse_cached_prefix(s);
+      const int64_t need = s.tokens() - s.computed;
+      const int64_t num_new = std::min(need, budget);
+      if ((!cfg_.enable_chunked_prefill && num_new < need) ||
+          !ensure_blocks(s, s.computed + num_new)) {
+        free_blocks(s);  // give back the prefix hits; retried next step
+        s.computed = 0;
+        break;
+      }
+      waiting_.pop_front();
+      running_.push_back(idx);
+      result_.cached_tokens += cached;
+      if (looked_up) {
+        stats_.prefix_queries_tokens += s.prompt;
+        stats_.prefix_hit_tokens += cached;
+      }
+      scheduled_.push_back({idx, num_new, s.computed});
+      budget -= num_new;
+    }
+  }
+  if (scheduled_.empty()) return result_;
+
+  // 3. Time the batch, then advance every scheduled sequence to the end of the step.
+  StepShape shape;
+  for (const auto& sc : scheduled_) {
+    const Seq& s = seqs_[static_cast<size_t>(sc.seq)];
+    const bool samples = sc.computed_before + sc.num_new == s.tokens();
+    shape.add(sc.num_new, sc.computed_before, samples);
+    if (sc.computed_before < s.prompt) {
+      result_.prefill_tokens += std::min(sc.num_new, s.prompt - sc.computed_before);
+    }
+  }
+  result_.duration_ns =
+      std::max<int64_t>(1, static_cast<int64_t>(std::llround(cost_.step_time_s(shape) * 1e9)));
+  const int64_t end_ns = now_ns + result_.duration_ns;
+  result_.num_seqs = shape.num_seqs;
+  result_.new_tokens = shape.new_tokens;
+
+  bool any_finished = false;
+  for (const auto& sc : scheduled_) {
+    Seq& s = seqs_[static_cast<size_t>(sc.seq)];
+    const bool samples = sc.computed_before + sc.num_new == s.tokens();
+    s.computed += sc.num_new;
+    if (cfg_.enable_prefix_caching) {
+      const int64_t full_before = sc.computed_before / cfg_.block_size;
+      const int64_t full_now =
+          std::min<int64_t>(s.computed / cfg_.block_size, static_cast<int64_t>(s.hashes.size()));
+      for (int64_t b = full_before; b < full_now; ++b) {
+        kv_.register_hash(s.blocks[static_cast<size_t>(b)], s.hashes[static_cast<size_t>(b)]);
+      }
+    }
+    if (!samples) continue;
+    ++s.generated;
+    result_.events.push_back({s.generated == 1 ? SeqEventKind::kFirstToken : SeqEventKind::kToken,
+                              s.id, end_ns, s.generated});
+    if (s.generated >= s.target_out) {
+      result_.events.push_back({SeqEventKind::kFinished, s.id, end_ns, s.generated});
+      free_blocks(s);
+      s.target_out = -1;  // marks it for removal below
+      any_finished = true;
+    }
+  }
+  if (any_finished) {
+    auto done = [this](int32_t idx) {
+      if (seqs_[static_cast<size_t>(idx)].target_out != -1) return false;
+      free_seqs_.push_back(idx);
+      return true;
+    };
+    running_.erase(std::remove_if(running_.begin(), running_.end(), done), running_.end());
+  }
+  ++stats_.steps_total;
+  return result_;
+}
+
+EngineStats Engine::stats() const {
+  EngineStats s = stats_;
+  s.running = static_cast<int64_t>(running_.size());
+  s.waiting = static_cast<int64_t>(waiting_.size());
+  s.kv_blocks_total = kv_.capacity();
+  s.kv_blocks_used = kv_.num_used();
+  return s;
+}
+
+}  // namespace tokperf::sim

@@ -1,0 +1,132 @@
+// The simulated inference engine: an iteration-level scheduler modelled on vLLM V1 (continuous
+// batching, chunked prefill under a per-step token budget, max_num_seqs, a paged KV cache with
+// preemption by recompute, prefix caching by full-block hashes), timed by the CostModel.
+//
+// Pure virtual time: no threads, sockets or sleeping. A driver (the offline runner, or the HTTP
+// front) calls submit() when a request arrives and step(now) whenever the engine is idle; step
+// returns how long the iteration takes and what each sequence emitted at its end. Deterministic for
+// a given seed and call sequence. Not thread-safe: one driver owns it.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <random>
+#include <vector>
+
+#include "core/result.h"
+#include "sim/cost_model.h"
+#include "sim/kv_block_pool.h"
+
+namespace tokperf::sim {
+
+struct EngineConfig {
+  // vLLM V1 defaults for online serving on a data-centre GPU (docs/SIMULATOR.md).
+  int64_t max_num_batched_tokens = 8192;
+  int64_t max_num_seqs = 256;
+  int64_t block_size = 16;
+  bool enable_prefix_caching = true;
+  bool enable_chunked_prefill = true;
+  int64_t num_blocks = 0;  // 0: sized from the cost model's KV capacity
+  // Output length when a request does not set ignore_eos: exponential with this mean, in
+  // [1, max_tokens]. Seeded, so runs repeat.
+  double eos_mean_tokens = 256;
+  uint64_t seed = 1;
+};
+
+struct SimRequest {
+  uint64_t id = 0;  // the caller's id, echoed in events
+  int64_t prompt_tokens = 0;
+  int64_t max_tokens = 0;
+  bool ignore_eos = true;  // true: generate exactly max_tokens
+  // Optional chained hashes of the prompt's full blocks (hash i covers tokens [0, 16 (i+1))); equal
+  // hashes mean equal prefixes. Empty: no prefix sharing.
+  std::vector<uint64_t> prefix_block_hashes;
+  int64_t arrival_ns = 0;
+};
+
+enum class SeqEventKind : uint8_t { kFirstToken, kToken, kFinished, kPreempted };
+
+struct SeqEvent {
+  SeqEventKind kind;
+  uint64_t request_id;
+  int64_t t_ns;           // end of the step (start of the step for kPreempted)
+  int64_t output_tokens;  // generated so far
+};
+
+struct StepResult {
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;  // 0: nothing was runnable
+  int64_t num_seqs = 0;
+  int64_t new_tokens = 0;      // prefill + decode tokens computed
+  int64_t prefill_tokens = 0;  // of which prompt (or recompute) tokens
+  int64_t cached_tokens = 0;   // prompt tokens served from the prefix cache this step
+  int64_t num_preempted = 0;
+  std::vector<SeqEvent> events;  // kFinished follows that sequence's last token event
+};
+
+struct EngineStats {
+  int64_t running = 0;
+  int64_t waiting = 0;
+  int64_t kv_blocks_total = 0;
+  int64_t kv_blocks_used = 0;
+  int64_t preemptions_total = 0;
+  int64_t prefix_queries_tokens = 0;  // prompt tokens looked up in the prefix cache
+  int64_t prefix_hit_tokens = 0;
+  int64_t steps_total = 0;
+};
+
+class Engine {
+ public:
+  // `cost` must outlive the engine.
+  Engine(const CostModel& cost, EngineConfig config);
+
+  // Queues a request. Fails (naming why) when it could never run: no tokens, or prompt + max
+  // tokens exceed the whole KV cache.
+  Status submit(const SimRequest& r);
+
+  // Runs one iteration starting at now_ns. The result is valid until the next call.
+  const StepResult& step(int64_t now_ns);
+
+  bool has_work() const { return !running_.empty() || !waiting_.empty(); }
+  EngineStats stats() const;
+  const KvBlockPool& kv() const { return kv_; }
+  const EngineConfig& config() const { return cfg_; }
+
+ private:
+  struct Seq {
+    uint64_t id = 0;
+    int64_t prompt = 0;
+    int64_t target_out = 0;
+    int64_t generated = 0;
+    int64_t computed = 0;  // tokens whose KV is in the cache
+    std::vector<int32_t> blocks;
+    std::vector<uint64_t> hashes;
+    int64_t tokens() const { return prompt + generated; }
+  };
+  struct Scheduled {
+    int32_t seq;
+    int64_t num_new;
+    int64_t computed_before;
+  };
+
+  int32_t new_seq();
+  bool ensure_blocks(Seq& s, int64_t tokens);
+  void free_blocks(Seq& s);
+  void preempt(int32_t idx, int64_t now_ns);
+  int64_t reuse_cached_prefix(Seq& s);
+  int64_t draw_output_length(int64_t max_tokens);
+
+  const CostModel& cost_;
+  EngineConfig cfg_;
+  KvBlockPool kv_;
+  std::mt19937_64 rng_;
+  std::vector<Seq> seqs_;
+  std::vector<int32_t> free_seqs_;
+  std::deque<int32_t> waiting_;
+  std::vector<int32_t> running_;  // oldest scheduled first; preemption takes from the back
+  std::vector<Scheduled> scheduled_;
+  StepResult result_;
+  EngineStats stats_;
+};
+
+}  // namespace tokperf::sim

@@ -1,0 +1,151 @@
+#include "sim/estimate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace tokperf::sim {
+namespace {
+
+std::string gb(double bytes) { return fmt::format("{:.2f} GB", bytes / 1e9); }
+
+std::string ms(double s) {
+  return s >= 1.0 ? fmt::format("{:.3f} s", s) : fmt::format("{:.2f} ms", s * 1e3);
+}
+
+}  // namespace
+
+Estimate compute_estimate(const CostModel& cost, const EstimateRequest& req) {
+  Estimate e;
+  const Deployment& d = cost.deployment();
+  e.weight_bytes_total = cost.weight_bytes_total();
+  e.weight_bytes_per_gpu = cost.weight_bytes_per_gpu();
+  e.kv_bytes_per_token = cost.kv_bytes_per_token();
+  e.kv_bytes_per_token_per_gpu = cost.kv_bytes_per_token_per_gpu();
+  e.kv_budget_bytes_per_gpu = cost.kv_budget_bytes_per_gpu();
+  e.fits = cost.fits();
+  e.kv_capacity_tokens = cost.kv_capacity_tokens();
+  e.context_tokens =
+      req.context_tokens > 0 ? req.context_tokens : req.prompt_tokens + req.output_tokens;
+  e.kv_capacity_sequences = e.context_tokens > 0 ? e.kv_capacity_tokens / e.context_tokens : 0;
+  e.prefill_bound_s = cost.prefill_bound_s(req.prompt_tokens);
+  e.decode_bound_first_s = cost.decode_bound_s(req.prompt_tokens);
+  e.decode_bound_last_s = cost.decode_bound_s(req.prompt_tokens + req.output_tokens);
+
+  // One request on an idle engine: the prompt in chunks of the step budget, then one step per
+  // token.
+  const int64_t chunk = std::max<int64_t>(1, req.max_num_batched_tokens);
+  for (int64_t done = 0; done < req.prompt_tokens;) {
+    const int64_t n = std::min(chunk, req.prompt_tokens - done);
+    StepShape s;
+    s.add(n, done, done + n == req.prompt_tokens);
+    e.expected_ttft_s += cost.step_time_s(s);
+    done += n;
+  }
+  double decode_s = 0;
+  for (int64_t i = 1; i < req.output_tokens; ++i) {
+    StepShape s;
+    s.add(1, req.prompt_tokens + i - 1, true);
+    decode_s += cost.step_time_s(s);
+  }
+  e.expected_tpot_s = req.output_tokens > 1 ? decode_s / (req.output_tokens - 1) : 0;
+  e.expected_e2e_s = e.expected_ttft_s + decode_s;
+
+  if (!e.fits) {
+    e.notes.push_back(fmt::format(
+        "does NOT fit: {} of weights per GPU exceed {:.2f} x {} minus the {} reserve; use more "
+        "GPUs (--tp), a smaller --dtype or a larger GPU. Bounds below assume it fitted.",
+        gb(e.weight_bytes_per_gpu), cost.knobs().gpu_memory_utilization, gb(d.gpu.memory_bytes),
+        gb(cost.knobs().activation_reserve_bytes)));
+  } else if (e.kv_capacity_sequences < 1) {
+    e.notes.push_back(fmt::format("the KV cache holds {} tokens: not one {}-token sequence",
+                                  e.kv_capacity_tokens, e.context_tokens));
+  }
+  if (d.weight_dtype == DType::kFp8 && d.gpu.fp8_flops <= 0) {
+    e.notes.push_back(d.gpu.name +
+                      " has no FP8 math: FP8 halves weight bytes, FLOPs run at 16-bit");
+  }
+  return e;
+}
+
+std::string format_estimate_text(const Estimate& e, const CostModel& cost,
+                                 const EstimateRequest& req) {
+  const Deployment& d = cost.deployment();
+  const ParamCounts& p = cost.params();
+  std::string out;
+  auto line = [&out](std::string_view label, const std::string& value) {
+    out += fmt::format("  {:<34} {}\n", label, value);
+  };
+  out += fmt::format("{} on {} x {}, weights {}, KV cache {}\n", d.model.name, d.tp, d.gpu.name,
+                     dtype_name(d.weight_dtype), dtype_name(d.kv_dtype));
+  for (const auto& n : e.notes) out += "note: " + n + "\n";
+  line("parameters (total / active)",
+       fmt::format("{:.2f} B / {:.2f} B", p.total / 1e9, p.active / 1e9));
+  out += "memory\n";
+  line("weights (total / per GPU)",
+       fmt::format("{} / {}", gb(e.weight_bytes_total), gb(e.weight_bytes_per_gpu)));
+  line("KV cache per token (per GPU)",
+       fmt::format("{:.0f} bytes ({:.0f} per GPU)", e.kv_bytes_per_token,
+                   e.kv_bytes_per_token_per_gpu));
+  line("KV budget per GPU", gb(e.kv_budget_bytes_per_gpu));
+  line("fits", e.fits ? "yes" : "NO");
+  line("KV capacity", fmt::format("{} tokens = {} sequences of {} tokens", e.kv_capacity_tokens,
+                                  e.kv_capacity_sequences, e.context_tokens));
+  out += fmt::format("lower bounds (100% of peak, {} prompt / {} output tokens)\n",
+                     req.prompt_tokens, req.output_tokens);
+  line("prefill", ms(e.prefill_bound_s));
+  line("decode per token (first / last)",
+       fmt::format("{} / {} ({:.1f} tok/s)", ms(e.decode_bound_first_s), ms(e.decode_bound_last_s),
+                   1.0 / e.decode_bound_first_s));
+  const CostKnobs& k = cost.knobs();
+  out += fmt::format(
+      "expected, idle engine (compute {:.0f}%, bandwidth {:.0f}%, {:.2f} ms step overhead)\n",
+      k.compute_efficiency * 100, k.bandwidth_efficiency * 100, k.step_overhead_s * 1e3);
+  line("TTFT", ms(e.expected_ttft_s));
+  line("TPOT", ms(e.expected_tpot_s));
+  line("end to end", ms(e.expected_e2e_s));
+  return out;
+}
+
+nlohmann::json estimate_to_json(const Estimate& e, const CostModel& cost,
+                                const EstimateRequest& req) {
+  const Deployment& d = cost.deployment();
+  const CostKnobs& k = cost.knobs();
+  return {
+      {"model", d.model.id},
+      {"gpu", d.gpu.id},
+      {"dtype", dtype_name(d.weight_dtype)},
+      {"kv_dtype", dtype_name(d.kv_dtype)},
+      {"tp", d.tp},
+      {"prompt_tokens", req.prompt_tokens},
+      {"output_tokens", req.output_tokens},
+      {"params_total", cost.params().total},
+      {"params_active", cost.params().active},
+      {"weight_bytes_total", e.weight_bytes_total},
+      {"weight_bytes_per_gpu", e.weight_bytes_per_gpu},
+      {"kv_bytes_per_token", e.kv_bytes_per_token},
+      {"kv_bytes_per_token_per_gpu", e.kv_bytes_per_token_per_gpu},
+      {"kv_budget_bytes_per_gpu", e.kv_budget_bytes_per_gpu},
+      {"fits", e.fits},
+      {"kv_capacity_tokens", e.kv_capacity_tokens},
+      {"context_tokens", e.context_tokens},
+      {"kv_capacity_sequences", e.kv_capacity_sequences},
+      {"prefill_bound_s", e.prefill_bound_s},
+      {"decode_bound_first_s", e.decode_bound_first_s},
+      {"decode_bound_last_s", e.decode_bound_last_s},
+      {"expected_ttft_s", e.expected_ttft_s},
+      {"expected_tpot_s", e.expected_tpot_s},
+      {"expected_e2e_s", e.expected_e2e_s},
+      {"knobs",
+       {{"gpu_memory_utilization", k.gpu_memory_utilization},
+        {"activation_reserve_bytes", k.activation_reserve_bytes},
+        {"compute_efficiency", k.compute_efficiency},
+        {"attention_efficiency", k.attention_efficiency},
+        {"bandwidth_efficiency", k.bandwidth_efficiency},
+        {"step_overhead_s", k.step_overhead_s}}},
+      {"notes", e.notes},
+  };
+}
+
+}  // namespace tokperf::sim

@@ -1,0 +1,48 @@
+// Accelerators the simulator knows: dense tensor-core peaks, memory, bandwidth and interconnect.
+// Figures and their sources: docs/CATALOG.md. Peaks are DENSE (datasheets often print the 2:4
+// sparsity figure, twice as large); GeForce cards list FP16/BF16 with FP32 accumulate (half rate),
+// which is what inference engines use.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "sim/dtype.h"
+
+namespace tokperf::sim {
+
+struct GpuSpec {
+  std::string id;    // the --gpu spelling, e.g. "a100-80g"
+  std::string name;  // human name for output
+  double memory_bytes = 0;
+  double memory_bw_bytes_per_s = 0;
+  // One-way GPU-to-GPU bandwidth (datasheets quote the bidirectional sum: NVLink 600/900 GB/s,
+  // PCIe Gen4 x16 64 GB/s); this is half of it.
+  double interconnect_bytes_per_s = 0;
+  std::string interconnect;  // "NVLink 3", "PCIe Gen4 x16", ...
+  double fp16_flops = 0;
+  double bf16_flops = 0;
+  double fp8_flops = 0;  // 0: no FP8 tensor math on this GPU
+  double int8_ops = 0;   // 0: no INT8 tensor math
+
+  // The matmul rate for weights in `weights`: FP8/INT8 run at their own rate only where the GPU has
+  // that math (W8A8); INT4 is weight-only (dequantised to 16-bit), as are FP8/INT8 elsewhere.
+  double matmul_flops(DType weights) const;
+};
+
+// The built-in catalog, in a stable order.
+const std::vector<GpuSpec>& builtin_gpus();
+
+// Looks up a built-in id; the error names the id and lists the known ones.
+Result<GpuSpec> find_gpu(std::string_view id);
+
+// Reads a user GPU spec from JSON:
+//   {"id": "my-gpu", "name": "...", "memory_gib": 80, "memory_bandwidth_gb_s": 2039,
+//    "interconnect_gb_s": 300, "tflops": {"fp16": 312, "bf16": 312, "fp8": 0, "int8": 624}}
+// memory, bandwidth and one of tflops.fp16/bf16 are required; interconnect is one-way.
+Result<GpuSpec> gpu_from_json_text(std::string_view text, std::string_view origin);
+Result<GpuSpec> load_gpu_spec(const std::string& path);
+
+}  // namespace tokperf::sim

@@ -1,0 +1,90 @@
+#include "sim/cost_model.h"
+
+#include <gtest/gtest.h>
+
+namespace tokperf::sim {
+namespace {
+
+CostModel make(const char* model, const char* gpu, DType dtype = DType::kFp16, int tp = 1) {
+  Deployment d{find_model(model).value(), find_gpu(gpu).value(), dtype, DType::kFp16, tp};
+  return CostModel(d, CostKnobs{});
+}
+
+TEST(CostModel, WeightAndKvBytes) {
+  const CostModel c = make("llama-2-7b", "a100-80g");
+  EXPECT_DOUBLE_EQ(c.weight_bytes_total(), 6'738'415'616.0 * 2);
+  EXPECT_DOUBLE_EQ(c.kv_bytes_per_token(), 524'288.0);  // 2 * 32 layers * 32 heads * 128 * 2 B
+  const CostModel int4 = make("llama-2-7b", "a100-80g", DType::kInt4);
+  EXPECT_DOUBLE_EQ(int4.weight_bytes_total(), c.weight_bytes_total() / 4);
+}
+
+TEST(CostModel, KvCapacityAfterUtilisationWeightsAndReserve) {
+  const CostModel c = make("llama-2-7b", "a100-80g");
+  const double gib = 1024.0 * 1024 * 1024;
+  const double budget = 0.9 * 80 * gib - 6'738'415'616.0 * 2 - 2 * gib;
+  EXPECT_DOUBLE_EQ(c.kv_budget_bytes_per_gpu(), budget);
+  EXPECT_EQ(c.kv_capacity_tokens(), static_cast<int64_t>(budget / 524'288.0));
+  EXPECT_TRUE(c.fits());
+  EXPECT_FALSE(make("llama-3.1-70b", "a100-80g").fits());
+  EXPECT_EQ(make("llama-3.1-70b", "a100-80g").kv_capacity_tokens(), 0);
+}
+
+TEST(CostModel, TensorParallelSplitsWeightsAndKvHeads) {
+  const CostModel tp1 = make("llama-3.1-70b", "h100", DType::kFp8, 1);
+  const CostModel tp2 = make("llama-3.1-70b", "h100", DType::kFp8, 2);
+  EXPECT_DOUBLE_EQ(tp2.weight_bytes_per_gpu(), tp1.weight_bytes_per_gpu() / 2);
+  EXPECT_DOUBLE_EQ(tp2.kv_bytes_per_token_per_gpu(), tp1.kv_bytes_per_token_per_gpu() / 2);
+  // Only TP > 1 pays for all-reduces.
+  StepShape s;
+  s.add(1, 100, true);
+  EXPECT_EQ(tp1.step(s).comm_s, 0);
+  EXPECT_GT(tp2.step(s).comm_s, 0);
+}
+
+TEST(CostModel, ExpectedDistinctExperts) {
+  const CostModel c = make("mixtral-8x7b", "h100");
+  EXPECT_DOUBLE_EQ(c.expected_active_experts(1), 2.0);               // top-2
+  EXPECT_DOUBLE_EQ(c.expected_active_experts(2), 8 * (1 - 0.5625));  // 1 - (6/8)^2
+  EXPECT_NEAR(c.expected_active_experts(1000), 8.0, 1e-9);
+  // A batch of one reads fewer weight bytes than a big batch that touches every expert.
+  StepShape one, many;
+  one.add(1, 0, true);
+  many.add(512, 0, true);
+  EXPECT_LT(c.step(one).weights_s, c.step(many).weights_s * 0.5);
+}
+
+TEST(CostModel, Fp8ChangesFlopRateOnlyWhereTheGpuHasIt) {
+  StepShape big;
+  big.add(4096, 0, true);
+  const double a100_fp16 = make("llama-3.1-8b", "a100-80g").step(big).linear_s;
+  const double a100_fp8 = make("llama-3.1-8b", "a100-80g", DType::kFp8).step(big).linear_s;
+  const double h100_fp16 = make("llama-3.1-8b", "h100").step(big).linear_s;
+  const double h100_fp8 = make("llama-3.1-8b", "h100", DType::kFp8).step(big).linear_s;
+  EXPECT_DOUBLE_EQ(a100_fp8, a100_fp16);
+  EXPECT_NEAR(h100_fp8, h100_fp16 / 2, h100_fp16 * 0.01);
+}
+
+TEST(CostModel, StepTimeGrowsWithPromptAndBatch) {
+  const CostModel c = make("llama-3.1-8b", "a100-80g");
+  StepShape p512, p4096;
+  p512.add(512, 0, true);
+  p4096.add(4096, 0, true);
+  EXPECT_GT(c.step_time_s(p4096), 4 * c.step_time_s(p512));  // compute-bound: ~linear
+  StepShape b1, b64;
+  b1.add(1, 1000, true);
+  for (int i = 0; i < 64; ++i) b64.add(1, 1000, true);
+  // Decode at batch 64 costs more per step (KV reads), but far less than 64x (weights shared).
+  EXPECT_GT(c.step_time_s(b64), c.step_time_s(b1));
+  EXPECT_LT(c.step_time_s(b64), 4 * c.step_time_s(b1));
+}
+
+TEST(CostModel, StepShapeCountsCausalPairs) {
+  StepShape s;
+  s.add(4, 10, true);  // 4 new tokens after 10 cached: 4*10 + (1+2+3+4)
+  EXPECT_DOUBLE_EQ(s.attention_pairs, 50);
+  EXPECT_DOUBLE_EQ(s.kv_tokens_read, 14);
+  EXPECT_EQ(s.new_tokens, 4);
+}
+
+}  // namespace
+}  // namespace tokperf::sim

@@ -1,0 +1,251 @@
+#include "sim/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+namespace tokperf::sim {
+namespace {
+
+const CostModel& cost() {
+  static const CostModel c(Deployment{find_model("llama-2-7b").value(),
+                                      find_gpu("a100-80g").value(), DType::kFp16, DType::kFp16, 1},
+                           CostKnobs{});
+  return c;
+}
+
+SimRequest req(uint64_t id, int64_t prompt, int64_t max_tokens) {
+  SimRequest r;
+  r.id = id;
+  r.prompt_tokens = prompt;
+  r.max_tokens = max_tokens;
+  return r;
+}
+
+// Steps until idle; returns the time the last step ended.
+int64_t drain(Engine& e, int64_t now, std::vector<SeqEvent>* events = nullptr) {
+  while (e.has_work()) {
+    const StepResult& r = e.step(now);
+    if (events) events->insert(events->end(), r.events.begin(), r.events.end());
+    now += r.duration_ns;
+  }
+  return now;
+}
+
+TEST(Engine, OneRequestPrefillsThenDecodesOneTokenPerStep) {
+  Engine e(cost(), EngineConfig{});
+  ASSERT_TRUE(e.submit(req(7, 100, 3)).ok());
+  const StepResult& s1 = e.step(0);
+  StepShape prefill;
+  prefill.add(100, 0, true);
+  const auto expect_ns = static_cast<int64_t>(std::llround(cost().step_time_s(prefill) * 1e9));
+  EXPECT_EQ(s1.duration_ns, expect_ns);
+  ASSERT_EQ(s1.events.size(), 1u);
+  EXPECT_EQ(s1.events[0].kind, SeqEventKind::kFirstToken);
+  EXPECT_EQ(s1.events[0].t_ns, expect_ns);
+  EXPECT_EQ(s1.prefill_tokens, 100);
+  std::vector<SeqEvent> ev;
+  drain(e, expect_ns, &ev);
+  ASSERT_EQ(ev.size(), 3u);  // token 2, token 3, finished
+  EXPECT_EQ(ev[0].kind, SeqEventKind::kToken);
+  EXPECT_EQ(ev[1].output_tokens, 3);
+  EXPECT_EQ(ev[2].kind, SeqEventKind::kFinished);
+  EXPECT_EQ(e.kv().num_used(), 0);
+}
+
+TEST(Engine, ChunkedPrefillKeepsEveryStepWithinTheBudget) {
+  EngineConfig cfg;
+  cfg.max_num_batched_tokens = 512;
+  Engine e(cost(), cfg);
+  for (uint64_t i = 0; i < 6; ++i) ASSERT_TRUE(e.submit(req(i, 1000, 20)).ok());
+  int64_t now = 0;
+  int steps_to_first = 0;
+  bool first_seen = false;
+  while (e.has_work()) {
+    const StepResult& r = e.step(now);
+    EXPECT_LE(r.new_tokens, 512);
+    if (!first_seen) ++steps_to_first;
+    for (const auto& ev : r.events) first_seen |= ev.kind == SeqEventKind::kFirstToken;
+    now += r.duration_ns;
+  }
+  EXPECT_EQ(steps_to_first, 2);  // 1000 tokens = 512 + 488
+}
+
+TEST(Engine, MaxNumSeqsCapsTheBatch) {
+  EngineConfig cfg;
+  cfg.max_num_seqs = 2;
+  Engine e(cost(), cfg);
+  for (uint64_t i = 0; i < 5; ++i) ASSERT_TRUE(e.submit(req(i, 10, 5)).ok());
+  int64_t now = 0;
+  while (e.has_work()) {
+    const StepResult& r = e.step(now);
+    EXPECT_LE(r.num_seqs, 2);
+    now += r.duration_ns;
+  }
+}
+
+// Capacity 4 blocks of 16. Two 16-token prompts decode in lock step; each needs its third block
+// when it computes token 33, i.e. in step 18 (step 1 prefills 16, steps 2.. add one token each).
+// Until then 2 + 2 blocks fit exactly; in step 18 the newer request (id 2) must be preempted.
+TEST(Engine, PreemptsTheNewestExactlyWhenBlocksRunOut) {
+  EngineConfig cfg;
+  cfg.num_blocks = 4;
+  Engine e(cost(), cfg);
+  ASSERT_TRUE(e.submit(req(1, 16, 40)).ok());
+  ASSERT_TRUE(e.submit(req(2, 16, 40)).ok());
+  int64_t now = 0;
+  for (int step = 1; step <= 17; ++step) {
+    const StepResult& r = e.step(now);
+    ASSERT_EQ(r.num_preempted, 0) << "step " << step;
+    now += r.duration_ns;
+  }
+  EXPECT_EQ(e.kv().num_used(), 4);
+  const StepResult& r = e.step(now);
+  ASSERT_EQ(r.num_preempted, 1);
+  EXPECT_EQ(r.events[0].kind, SeqEventKind::kPreempted);
+  EXPECT_EQ(r.events[0].request_id, 2u);
+  EXPECT_EQ(e.stats().waiting, 1);
+  // Both still finish with every token: the preempted one re-prefills its prompt and output.
+  std::vector<SeqEvent> ev;
+  drain(e, now + r.duration_ns, &ev);
+  std::map<uint64_t, int64_t> finished;
+  for (const auto& x : ev) {
+    if (x.kind == SeqEventKind::kFinished) finished[x.request_id] = x.output_tokens;
+  }
+  EXPECT_EQ(finished[1], 40);
+  EXPECT_EQ(finished[2], 40);
+  EXPECT_EQ(e.kv().num_used(), 0);
+}
+
+// Property: over random workloads on a small cache, blocks in use never exceed capacity, every
+// request ends with exactly its tokens, token counts only grow, and everything is freed at the end.
+TEST(Engine, KvAccountingNeverOverCommitsOnRandomWorkloads) {
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    std::mt19937_64 rng(seed);
+    EngineConfig cfg;
+    cfg.num_blocks = 8 + static_cast<int64_t>(rng() % 40);
+    cfg.max_num_batched_tokens = 32 + static_cast<int64_t>(rng() % 200);
+    cfg.max_num_seqs = 1 + static_cast<int64_t>(rng() % 16);
+    Engine e(cost(), cfg);
+    const int64_t cap_tokens = cfg.num_blocks * 16;
+    std::map<uint64_t, int64_t> want, got, last;
+    int64_t now = 0;
+    uint64_t next_id = 0;
+    for (int step = 0; step < 200000 && (next_id < 60 || e.has_work()); ++step) {
+      if (next_id < 60 && rng() % 3 == 0) {
+        SimRequest r = req(next_id, 1 + static_cast<int64_t>(rng() % (cap_tokens / 2)),
+                           1 + static_cast<int64_t>(rng() % (cap_tokens / 2)));
+        for (int64_t b = 0; b < r.prompt_tokens / 16; ++b)
+          r.prefix_block_hashes.push_back(rng() % 3 * 100 + static_cast<uint64_t>(b));
+        ASSERT_TRUE(e.submit(r).ok());
+        want[next_id++] = r.max_tokens;
+      }
+      const StepResult& r = e.step(now);
+      ASSERT_LE(e.kv().num_used(), e.kv().capacity());
+      ASSERT_LE(r.new_tokens, cfg.max_num_batched_tokens);
+      ASSERT_LE(r.num_seqs, cfg.max_num_seqs);
+      for (const auto& ev : r.events) {
+        if (ev.kind == SeqEventKind::kFinished) got[ev.request_id] = ev.output_tokens;
+        if (ev.kind == SeqEventKind::kToken || ev.kind == SeqEventKind::kFirstToken) {
+          ASSERT_EQ(ev.output_tokens, last[ev.request_id] + 1) << "seed " << seed;
+          last[ev.request_id] = ev.output_tokens;
+        }
+      }
+      now += std::max<int64_t>(r.duration_ns, 1000);
+    }
+    EXPECT_FALSE(e.has_work()) << "seed " << seed;
+    EXPECT_EQ(got, want) << "seed " << seed;
+    EXPECT_EQ(e.kv().num_used(), 0) << "seed " << seed;
+    for (int32_t b = 0; b < e.kv().capacity(); ++b) ASSERT_EQ(e.kv().ref_count(b), 0);
+  }
+}
+
+TEST(Engine, TtftRisesWithPromptLength) {
+  auto ttft = [](int64_t prompt) {
+    Engine e(cost(), EngineConfig{});
+    EXPECT_TRUE(e.submit(req(1, prompt, 2)).ok());
+    int64_t now = 0;
+    while (true) {
+      const StepResult& r = e.step(now);
+      now += r.duration_ns;
+      for (const auto& ev : r.events) {
+        if (ev.kind == SeqEventKind::kFirstToken) return ev.t_ns;
+      }
+    }
+  };
+  EXPECT_LT(ttft(256), ttft(2048));
+  EXPECT_LT(ttft(2048), ttft(16000));
+}
+
+TEST(Engine, ItlRisesWithBatchSize) {
+  auto decode_step_ns = [](int batch) {
+    Engine e(cost(), EngineConfig{});
+    for (int i = 0; i < batch; ++i) EXPECT_TRUE(e.submit(req(i, 512, 10)).ok());
+    int64_t now = 0;
+    now += e.step(now).duration_ns;  // all prompts fit in one 8192-token step up to 16
+    return e.step(now).duration_ns;  // a pure decode step
+  };
+  EXPECT_LT(decode_step_ns(1), decode_step_ns(8));
+  EXPECT_LT(decode_step_ns(8), decode_step_ns(16));
+}
+
+TEST(Engine, PrefixCacheHitsSkipPrefill) {
+  Engine e(cost(), EngineConfig{});
+  SimRequest a = req(1, 160, 2);
+  for (uint64_t b = 0; b < 10; ++b) a.prefix_block_hashes.push_back(1000 + b);
+  ASSERT_TRUE(e.submit(a).ok());
+  const int64_t a_first = e.step(0).duration_ns;
+  const int64_t end = drain(e, a_first);
+  SimRequest b = a;
+  b.id = 2;
+  ASSERT_TRUE(e.submit(b).ok());
+  const StepResult& r = e.step(end);
+  // 9 of 10 blocks come from the cache; the last is recomputed to produce logits.
+  EXPECT_EQ(r.cached_tokens, 144);
+  EXPECT_EQ(r.prefill_tokens, 16);
+  EXPECT_LT(r.duration_ns, a_first);
+  EXPECT_EQ(e.stats().prefix_hit_tokens, 144);
+}
+
+TEST(Engine, RejectsRequestsLargerThanTheCache) {
+  EngineConfig cfg;
+  cfg.num_blocks = 4;
+  Engine e(cost(), cfg);
+  const Status s = e.submit(req(9, 60, 10));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().find("exceed the KV cache (64 tokens)"), std::string::npos);
+  EXPECT_FALSE(e.submit(req(9, 0, 10)).ok());
+}
+
+TEST(Engine, OutputLengthWithoutIgnoreEosIsSeededAndBounded) {
+  auto lengths = [](uint64_t seed) {
+    EngineConfig cfg;
+    cfg.seed = seed;
+    cfg.eos_mean_tokens = 20;
+    Engine e(cost(), cfg);
+    for (uint64_t i = 0; i < 50; ++i) {
+      SimRequest r = req(i, 10, 64);
+      r.ignore_eos = false;
+      EXPECT_TRUE(e.submit(r).ok());
+    }
+    std::vector<SeqEvent> ev;
+    drain(e, 0, &ev);
+    std::vector<int64_t> out;
+    for (const auto& x : ev) {
+      if (x.kind == SeqEventKind::kFinished) out.push_back(x.output_tokens);
+    }
+    return out;
+  };
+  const auto a = lengths(5);
+  EXPECT_EQ(a, lengths(5));
+  EXPECT_NE(a, lengths(6));
+  ASSERT_EQ(a.size(), 50u);
+  for (int64_t n : a) {
+    EXPECT_GE(n, 1);
+    EXPECT_LE(n, 64);
+  }
+}
+
+}  // namespace
+}  // namespace tokperf::sim

@@ -1,0 +1,50 @@
+#include "sim/gpu_catalog.h"
+
+#include <gtest/gtest.h>
+
+namespace tokperf::sim {
+namespace {
+
+TEST(GpuCatalog, AllBuiltinsPresentWithDensePeaks) {
+  for (const char* id :
+       {"a100-40g", "a100-80g", "h100", "h200", "l40s", "rtx4090", "a10g", "l4", "mi300x"}) {
+    auto g = find_gpu(id);
+    ASSERT_TRUE(g.ok()) << id;
+    EXPECT_GT(g->memory_bytes, 0) << id;
+    EXPECT_GT(g->memory_bw_bytes_per_s, 0) << id;
+    EXPECT_GT(g->bf16_flops, 0) << id;
+  }
+  // Dense, not the 1979 TFLOPS "with sparsity" figure.
+  EXPECT_DOUBLE_EQ(find_gpu("h100")->bf16_flops, 989.4e12);
+  EXPECT_DOUBLE_EQ(find_gpu("a100-80g")->fp16_flops, 312e12);
+  EXPECT_DOUBLE_EQ(find_gpu("a100-80g")->memory_bw_bytes_per_s, 2039e9);
+}
+
+TEST(GpuCatalog, LowPrecisionMathOnlyWhereTheGpuHasIt) {
+  const GpuSpec a100 = find_gpu("a100-80g").value();
+  EXPECT_DOUBLE_EQ(a100.matmul_flops(DType::kFp8), 312e12);   // Ampere: no FP8 tensor cores
+  EXPECT_DOUBLE_EQ(a100.matmul_flops(DType::kInt8), 624e12);  // but INT8 W8A8
+  EXPECT_DOUBLE_EQ(a100.matmul_flops(DType::kInt4), 312e12);  // weight-only
+  const GpuSpec h100 = find_gpu("h100").value();
+  EXPECT_DOUBLE_EQ(h100.matmul_flops(DType::kFp8), 1978.9e12);
+}
+
+TEST(GpuCatalog, UnknownIdListsAccepted) {
+  auto g = find_gpu("b200");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().find("'b200'"), std::string::npos);
+  EXPECT_NE(g.error().find("rtx4090"), std::string::npos);
+}
+
+TEST(GpuCatalog, UserSpecJson) {
+  auto g = gpu_from_json_text(
+      R"({"id":"x","memory_gib":16,"memory_bandwidth_gb_s":2000,"tflops":{"bf16":100}})", "t");
+  ASSERT_TRUE(g.ok()) << g.error();
+  EXPECT_DOUBLE_EQ(g->memory_bw_bytes_per_s, 2e12);
+  EXPECT_DOUBLE_EQ(g->fp16_flops, 100e12);  // falls back to the bf16 figure
+  EXPECT_DOUBLE_EQ(g->memory_bytes, 16.0 * 1024 * 1024 * 1024);
+  EXPECT_FALSE(gpu_from_json_text(R"({"memory_gib":16})", "t").ok());
+}
+
+}  // namespace
+}  // namespace tokperf::sim
