@@ -1,5 +1,5 @@
-// Replays fuzz inputs without a fuzzing engine, so the test suite can run every fuzz target over its
-// kept corpus with any compiler. Usage: <target>_replay PATH... (files, or directories searched
+// Replays fuzz inputs without a fuzzing engine, so the test suite can run every fuzz target over
+// its kept corpus with any compiler. Usage: <target>_replay PATH... (files, or directories searched
 // recursively). Exits 0 after running every input; 1 when a path is missing or a directory is empty
 // (a corpus that silently vanished must not pass); 2 without arguments.
 #include <cstdint>

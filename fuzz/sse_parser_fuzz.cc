@@ -1,7 +1,7 @@
 // Fuzz target for the stream parsing layer: SseParser fed in pieces, every event classified by both
-// OpenAI adapters. Invariant: splitting the bytes differently never changes what the parser reports.
-// Input layout: byte 0 picks how many split points follow (0-7), the next bytes place them, the rest
-// is the stream. See docs/FUZZING.md.
+// OpenAI adapters. Invariant: splitting the bytes differently never changes what the parser
+// reports. Input layout: byte 0 picks how many split points follow (0-7), the next bytes place
+// them, the rest is the stream. See docs/FUZZING.md.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

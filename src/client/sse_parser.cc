@@ -1,5 +1,6 @@
 #include "client/sse_parser.h"
 
+#include <cstring>
 #include <limits>
 
 namespace tokperf {
@@ -25,6 +26,18 @@ int64_t parse_saturating(std::string_view digits) {
     v = v * 10 + d;
   }
   return v;
+}
+
+// Index of the first CR or LF at or after `from`, or bytes.size(). Two memchr passes (vectorised in
+// libc) instead of a byte loop: parsing was the larger share of parse+classify time per event.
+size_t find_line_end(std::string_view bytes, size_t from) {
+  const char* begin = bytes.data() + from;
+  const size_t len = bytes.size() - from;
+  const void* lf = std::memchr(begin, '\n', len);
+  const size_t lf_len = lf ? static_cast<const char*>(lf) - begin : len;
+  const void* cr = std::memchr(begin, '\r', lf_len);
+  const size_t end = cr ? static_cast<const char*>(cr) - begin : lf_len;
+  return from + end;
 }
 
 }  // namespace
@@ -70,8 +83,7 @@ void SseParser::feed_lines(std::string_view bytes) {
     skip_lf_ = false;
   }
   while (i < n) {
-    size_t j = i;
-    while (j < n && bytes[j] != '\n' && bytes[j] != '\r') ++j;
+    const size_t j = find_line_end(bytes, i);
     if (j == n) {
       line_.append(bytes.substr(i));
       return;
@@ -83,14 +95,15 @@ void SseParser::feed_lines(std::string_view bytes) {
       process_line(line_);
       line_.clear();
     }
+    size_t next = j + 1;
     if (bytes[j] == '\r') {
-      if (j + 1 < n) {
-        if (bytes[j + 1] == '\n') ++j;
+      if (next < n) {
+        if (bytes[next] == '\n') ++next;
       } else {
         skip_lf_ = true;
       }
     }
-    i = j + 1;
+    i = next;
   }
 }
 

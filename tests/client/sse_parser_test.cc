@@ -215,8 +215,8 @@ constexpr std::string_view kMixed =
     "id: 41\r"
     "data: {\"a\":1}\r\n"
     "\r\n"
-    "event: update\n"
-    "data: line one\r"
+    "event: update\r\n"  // a split inside this CRLF or the next must not end the event early
+    "data: line one\r\n"
     "data:line two\n"
     ":mid comment\n"
     "\r\n"
