@@ -106,6 +106,13 @@ BenchConfig make_config(const BenchFlags& f) {
     c.target.headers.push_back(h);
   }
   c.target.extra_body_json = f.extra_body;
+  if (!f.extra_body.empty()) {
+    // Checked now, before any request, so a typo costs nothing.
+    PromptConfig probe;
+    probe.text = "x";
+    auto b = RequestBuilder::create(c.target, probe);
+    if (!b) throw UsageError(b.error());
+  }
   c.target.include_usage = !f.no_usage;
   c.target.ignore_eos = f.ignore_eos;
   c.target.http2 = f.http2;

@@ -18,12 +18,12 @@ Result<std::string> normalise_base_url(std::string_view url) {
     return Error{fmt::format(
         "--url '{}' is not an http:// or https:// URL; expected e.g. http://127.0.0.1:8000/v1", url)};
   }
-  while (!u.empty() && u.back() == '/') u.pop_back();
   size_t scheme_end = u.find("://") + 3;
-  size_t path = u.find('/', scheme_end);
-  if (path == scheme_end || scheme_end == u.size()) {
+  if (scheme_end >= u.size() || u[scheme_end] == '/') {
     return Error{fmt::format("--url '{}' has no host", url)};
   }
+  while (u.back() == '/') u.pop_back();
+  size_t path = u.find('/', scheme_end);
   if (path == std::string::npos) u += "/v1";
   return u;
 }

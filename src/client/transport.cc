@@ -124,8 +124,12 @@ uint64_t Transport::start(const StreamRequest& request, StreamHandler* handler) 
   uint64_t id = t->id;
   transfers_.emplace(id, std::move(t));
   curl_multi_add_handle(multi_, e);
-  // Drive it now rather than waiting for curl's zero-delay timer to come round the loop.
+  // Drive it now rather than waiting for curl's zero-delay timer to come round the loop. Reads done
+  // here were not reported by epoll, so they are stamped when they happen.
+  int64_t saved_stamp = io_stamp_ns_;
+  io_stamp_ns_ = 0;
   drive(CURL_SOCKET_TIMEOUT, 0);
+  io_stamp_ns_ = saved_stamp;
   return id;
 }
 
@@ -156,7 +160,9 @@ int Transport::on_socket(CURL* /*easy*/, curl_socket_t s, int what, void* userp,
     if (ev & (EPOLLIN | EPOLLHUP | EPOLLRDHUP)) mask |= CURL_CSELECT_IN;
     if (ev & EPOLLOUT) mask |= CURL_CSELECT_OUT;
     if (ev & EPOLLERR) mask |= CURL_CSELECT_ERR;
+    self->io_stamp_ns_ = self->loop_.wake_ns();
     self->drive(s, mask);
+    self->io_stamp_ns_ = 0;
   });
   return 0;
 }
@@ -177,8 +183,8 @@ int Transport::on_timer(CURLM* /*multi*/, long timeout_ms, void* userp) {
 }
 
 size_t Transport::on_write(char* data, size_t size, size_t n, void* userp) {
-  int64_t now = mono_ns();
   auto* t = static_cast<Transfer*>(userp);
+  int64_t now = t->owner->io_stamp_ns_ != 0 ? t->owner->io_stamp_ns_ : mono_ns();
   size_t len = size * n;
   t->owner->body_bytes_ += len;
   t->owner->body_reads_++;

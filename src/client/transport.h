@@ -1,6 +1,9 @@
 // Streaming HTTP transfers over libcurl's multi-socket interface, driven by an EventLoop: one loop
-// thread carries thousands of concurrent streams. Every byte is timestamped (mono_ns) the moment curl
-// hands it over, which is right after the read() that received it.
+// thread carries thousands of concurrent streams. Body bytes read because epoll reported their socket
+// readable are stamped with the moment epoll_wait returned (EventLoop::wake_ns): they had arrived by
+// then, and the stamp does not grow with the work done for other sockets in the same round (a server
+// step sends a token to every stream of its batch at once). Bytes read on any other path (a transfer
+// just started, a timer) are stamped when curl hands them over. See docs/metrics.md.
 //
 // Thread rules: construct, start() and cancel() on the loop's thread only; handler callbacks run on
 // that thread. The Transport must outlive its transfers (cancel_all() before destroying it).
@@ -95,6 +98,7 @@ class Transport {
   std::unordered_map<uint64_t, std::unique_ptr<Transfer>> transfers_;
   std::vector<CURL*> idle_easy_;  // reused handles (keep their buffers warm)
   long connection_cache_ = 0;
+  int64_t io_stamp_ns_ = 0;  // while driving a ready socket: when the loop saw it ready
   uint64_t body_bytes_ = 0;
   uint64_t body_reads_ = 0;
 };

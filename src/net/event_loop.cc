@@ -14,7 +14,7 @@
 namespace tokperf {
 namespace {
 
-constexpr int kMaxEvents = 256;
+constexpr int kMaxEvents = 1024;
 
 }  // namespace
 
@@ -149,6 +149,7 @@ void EventLoop::run_once(int64_t max_wait_ns) {
     timeout_ms = static_cast<int>(std::min<int64_t>((max_wait_ns + 999'999) / 1'000'000, 1 << 30));
   }
   int n = epoll_wait(epfd_, events, kMaxEvents, timeout_ms);
+  wake_ns_ = mono_ns();
   if (n < 0) {
     if (errno == EINTR) return;
     throw std::runtime_error(std::string("epoll_wait: ") + std::strerror(errno));

@@ -54,6 +54,11 @@ class EventLoop {
   void stop();
   bool stopped() const { return stop_.load(std::memory_order_relaxed); }
 
+  // When the current round's epoll_wait returned (mono ns): the moment the loop learned which fds were
+  // ready. Bytes that made an fd readable had arrived by then, so it is the arrival stamp for reads
+  // done in this round (read time would add the time spent on the fds handled before it).
+  int64_t wake_ns() const { return wake_ns_; }
+
   // How late timers fired (now - deadline), in ns: the loop's own lag. Sum, count and max.
   struct LagStats {
     int64_t count = 0;
@@ -88,6 +93,7 @@ class EventLoop {
   std::mutex post_mu_;
   std::vector<Callback> posted_;
   LagStats lag_;
+  int64_t wake_ns_ = 0;
 };
 
 }  // namespace tokperf

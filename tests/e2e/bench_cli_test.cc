@@ -171,7 +171,7 @@ TEST(BenchCli, CtrlCStopsWritesEverythingAndExits130) {
   EXPECT_EQ(c.exit_code, 130) << c.err;
   EXPECT_NE(c.err.find("interrupted"), std::string::npos) << c.err;
   auto summary = nlohmann::json::parse(slurp(dir + "/summary.json"));
-  EXPECT_EQ(summary["run"]["exit_reason"], "interrupted");
+  EXPECT_EQ(summary["exit_reason"], "interrupted");
   std::ifstream in(dir + "/requests.jsonl");
   std::string line;
   int lines = 0;

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "client/request_builder.h"
+#include "core/clock.h"
 #include "load/bench_runner.h"
 #include "metrics/stats.h"
 #include "support/scripted_server.h"
@@ -213,7 +214,9 @@ TEST(BenchRunnerE2E, EveryRequestIsAccountedForUnderFaults) {
       RequestMetrics m = compute_request_metrics(t);
       EXPECT_NEAR(*std::max_element(m.itl_ms.begin(), m.itl_ms.end()), 32, 3);
     }
-    if (rec.fault == Fault::kHttp500) EXPECT_EQ(t.error.http_status, 500);
+    if (rec.fault == Fault::kHttp500) {
+      EXPECT_EQ(t.error.http_status, 500);
+    }
   }
   EXPECT_EQ(matched, 200);
   int total = 0;
