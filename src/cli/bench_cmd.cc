@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -15,6 +16,7 @@
 #include "cli/app.h"
 #include "cli/bench_output.h"
 #include "cli/commands.h"
+#include "cli/load_flags.h"
 #include "client/request_builder.h"
 #include "client/server_probe.h"
 #include "core/units.h"
@@ -40,39 +42,11 @@ struct BenchFlags {
   bool no_usage = false;
   bool http2 = false;
   bool insecure = false;
-  std::string concurrency = "1";
-  int64_t requests = 100;
-  int64_t warmup = -1;
-  std::string timeout = "10m";
-  std::string duration;
   std::string out_dir;
   bool json = false;
   bool no_progress = false;
+  LoadFlags load;
 };
-
-std::vector<int> parse_concurrency_list(const std::string& text) {
-  std::vector<int> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    auto n = parse_count(item);
-    if (!n || *n < 1 || *n > 100000) {
-      throw UsageError(fmt::format(
-          "--concurrency '{}': '{}' is not a whole number from 1 to 100000; expected e.g. 8 or "
-          "1,4,8,16",
-          text, item));
-    }
-    out.push_back(static_cast<int>(*n));
-  }
-  if (out.empty()) throw UsageError("--concurrency is empty; expected e.g. 8 or 1,4,8,16");
-  return out;
-}
-
-int64_t duration_flag(const std::string& name, const std::string& text) {
-  auto d = parse_duration_ns(text);
-  if (!d) throw UsageError(fmt::format("{}: {}", name, d.error()));
-  return *d;
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -130,23 +104,37 @@ BenchConfig make_config(const BenchFlags& f) {
   if (!f.prompt_file.empty()) c.prompt.text = read_file(f.prompt_file);
   c.prompt.input_tokens = f.input_tokens > 0 ? f.input_tokens : -1;
 
-  c.load.concurrency = parse_concurrency_list(f.concurrency);
-  if (f.requests < 0) throw UsageError("--requests must be 0 (with --duration) or more");
-  c.load.requests = f.requests;
-  c.load.warmup = f.warmup;
-  c.load.timeout_ns = duration_flag("--timeout", f.timeout);
-  if (!f.duration.empty()) {
-    c.load.duration_ns = duration_flag("--duration", f.duration);
-    if (f.requests == 100) c.load.requests = 0;  // --duration alone: run until it elapses
-  }
-  if (c.load.requests == 0 && c.load.duration_ns == 0) {
-    throw UsageError("--requests 0 needs --duration (otherwise the run would never stop)");
-  }
+  c.load = make_load_config(f.load);
+  c.slo = make_slo(f.load);
   c.load.progress = !f.no_progress && !f.json && isatty(STDERR_FILENO);
   c.out_dir = f.out_dir;
   std::random_device rd;
   c.run_id = fmt::format("tp{:08x}", rd());
   return c;
+}
+
+// Trace entries that give a length get a synthetic prompt of that length (one per distinct length).
+void build_trace_prompts(BenchConfig& c, std::vector<std::string>& notes) {
+  if (c.load.trace.empty()) return;
+  TokenCounter counter;
+  auto tok = ServerTokenizer::probe(c.target);
+  if (tok) {
+    ServerTokenizer t = *tok;
+    counter = [t](const std::string& s) { return t.count(s); };
+  }
+  std::map<int64_t, std::string> by_length;
+  bool approximated = false;
+  for (auto& e : c.load.trace) {
+    if (!e.prompt.empty() || e.input_tokens <= 0) continue;
+    auto it = by_length.find(e.input_tokens);
+    if (it == by_length.end()) {
+      SyntheticPrompt p = make_synthetic_prompt(e.input_tokens, 0, counter);
+      approximated |= !p.exact;
+      it = by_length.emplace(e.input_tokens, p.text).first;
+    }
+    e.prompt = it->second;
+  }
+  if (approximated) notes.push_back("trace prompt lengths approximated (no tokenize endpoint)");
 }
 
 // Resolves the model and builds the prompt; exits early (Result error) when the server is unreachable.
@@ -181,6 +169,7 @@ Result<std::vector<std::string>> prepare(BenchConfig& c, std::vector<std::string
   } else {
     c.prompt.input_tokens_note = "user prompt (length from the server's usage)";
   }
+  build_trace_prompts(c, notes);
   return *models;
 }
 
@@ -238,19 +227,7 @@ void register_bench_command(CLI::App& app, CommandSet& cmds) {
   sub->add_flag("--ignore-eos", flags->ignore_eos,
                 "Ask the server to generate exactly --output-tokens (ignore_eos)")
       ->group(prompt);
-  auto* load = "Load";
-  sub->add_option("--concurrency,-c", flags->concurrency,
-                  "Requests in flight (closed loop); a list runs one level each: 1,4,8,16")
-      ->capture_default_str()->group(load);
-  sub->add_option("--requests,-n", flags->requests, "Measured requests per level")
-      ->capture_default_str()->group(load);
-  sub->add_option("--warmup", flags->warmup,
-                  "Warm-up requests per level, excluded from statistics (default: one per slot)")
-      ->group(load);
-  sub->add_option("--duration", flags->duration,
-                  "Stop starting measured requests after this long (e.g. 30s, 5m)")
-      ->group(load);
-  sub->add_option("--timeout", flags->timeout, "Per-request timeout")->capture_default_str()->group(load);
+  add_load_flags(sub, flags->load);
   auto* out = "Output";
   sub->add_option("--out", flags->out_dir, "Write summary.json and requests.jsonl into this folder")
       ->group(out);
