@@ -167,6 +167,19 @@
     return n;
   }
 
+  function verify() {
+    var drawn = 0;
+    charts.forEach(function (c) {
+      var hasData = c.series.some(function (s) { return finiteCount(s) > 0; });
+      var ok = hasData && painted(c.canvas) > 200;
+      c.el.setAttribute('data-drawn', ok ? 'yes' : 'no');
+      if (ok) drawn++;
+    });
+    body.setAttribute('data-charts-expected', String(charts.length));
+    body.setAttribute('data-charts-drawn', String(drawn));
+    body.setAttribute('data-report-state', drawn === charts.length ? 'ok' : 'error');
+  }
+
   try {
     if (typeof uPlot === 'undefined') {
       document.getElementById('charts').textContent =
@@ -180,16 +193,11 @@
     loadCharts();
     timeseriesCharts();
     timelineChart();
-    var drawn = 0;
-    charts.forEach(function (c) {
-      var hasData = c.series.some(function (s) { return finiteCount(s) > 0; });
-      var ok = hasData && painted(c.canvas) > 200;
-      c.el.setAttribute('data-drawn', ok ? 'yes' : 'no');
-      if (ok) drawn++;
+    // uPlot paints in a microtask after construction; check once those have run.
+    Promise.resolve().then(verify).catch(function (e) {
+      body.setAttribute('data-report-state', 'error');
+      console.error(e);
     });
-    body.setAttribute('data-charts-expected', String(charts.length));
-    body.setAttribute('data-charts-drawn', String(drawn));
-    body.setAttribute('data-report-state', drawn === charts.length ? 'ok' : 'error');
   } catch (e) {
     body.setAttribute('data-report-state', 'error');
     throw e;

@@ -9,6 +9,7 @@
 #include "metrics/slo.h"
 #include "report/json_output.h"
 #include "report/report_assets.h"
+#include "report/text_file.h"
 
 namespace tokperf {
 namespace {
@@ -226,18 +227,7 @@ std::string render_report_html(const SavedRun& run, const ReportOptions& o) {
 Status write_report_html(const std::string& dir, const ReportOptions& o) {
   Result<SavedRun> run = load_run(dir);
   if (!run) return Error{run.error()};
-  std::string html = render_report_html(*run, o);
-  const std::string path = dir + "/report.html";
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return Error{fmt::format("cannot write '{}'", tmp)};
-  bool ok = std::fwrite(html.data(), 1, html.size(), f) == html.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Error{fmt::format("cannot write '{}'", path)};
-  }
-  return Status::Ok();
+  return write_text_file(dir + "/report.html", render_report_html(*run, o));
 }
 
 }  // namespace tokperf
