@@ -35,7 +35,7 @@
     document.getElementById('charts').appendChild(wrap);
     return wrap;
   }
-  function width(el) { return Math.max(320, Math.min(660, el.clientWidth - 8)); }
+  function width(el) { return Math.max(320, Math.min(624, el.clientWidth - 16)); }
 
   // series: [{label, values, color, dash, scale}], x: ascending array.
   function plot(title, note, x, xLabel, series, opts) {
