@@ -71,7 +71,8 @@ Result<GateCondition> parse_one(const std::string& text) {
   if (duration && !known_stat(c.stat))
     return Error{fmt::format("--fail-if '{}': unknown statistic '{}'; {}", text, c.stat, kGrammar)};
   if (!duration && !c.stat.empty())
-    return Error{fmt::format("--fail-if '{}': '{}' takes no statistic; {}", text, c.metric, kGrammar)};
+    return Error{
+        fmt::format("--fail-if '{}': '{}' takes no statistic; {}", text, c.metric, kGrammar)};
   if (rhs.empty()) return Error{fmt::format("--fail-if '{}': no value; {}", text, kGrammar)};
   bool sign = rhs[0] == '+' || rhs[0] == '-';
   double neg = rhs[0] == '-' ? -1 : 1;
@@ -81,8 +82,10 @@ Result<GateCondition> parse_one(const std::string& text) {
     c.mode = sign ? GateCondition::Mode::kDeltaPct : GateCondition::Mode::kValue;
     c.threshold = std::strtod(body.c_str(), &end);
     if (!sign && c.metric != "error_rate")
-      return Error{fmt::format("--fail-if '{}': a percentage needs a sign (+10% = 10% above the "
-                               "baseline); {}", text, kGrammar)};
+      return Error{
+          fmt::format("--fail-if '{}': a percentage needs a sign (+10% = 10% above the "
+                      "baseline); {}",
+                      text, kGrammar)};
     if (end != body.c_str() + body.size() - 1)
       return Error{fmt::format("--fail-if '{}': bad number '{}'; {}", text, rhs, kGrammar)};
   } else {
@@ -106,10 +109,14 @@ Result<GateCondition> parse_one(const std::string& text) {
 
 bool holds(GateCondition::Op op, double x, double t) {
   switch (op) {
-    case GateCondition::Op::kGt: return x > t;
-    case GateCondition::Op::kGe: return x >= t;
-    case GateCondition::Op::kLt: return x < t;
-    case GateCondition::Op::kLe: return x <= t;
+    case GateCondition::Op::kGt:
+      return x > t;
+    case GateCondition::Op::kGe:
+      return x >= t;
+    case GateCondition::Op::kLt:
+      return x < t;
+    case GateCondition::Op::kLe:
+      return x <= t;
   }
   return false;
 }
@@ -125,7 +132,8 @@ Result<std::vector<GateCondition>> parse_gate(std::string_view text) {
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
-    std::string item = trim(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start));
+    std::string item =
+        trim(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start));
     if (!item.empty()) {
       auto c = parse_one(item);
       if (!c) return Error{c.error()};
@@ -167,11 +175,11 @@ std::vector<GateFailure> evaluate_gate(const std::vector<GateCondition>& conditi
       detail = fmt::format("{} of {} is {}", name, candidate.name, show(c, v));
     } else {
       x = c.mode == GateCondition::Mode::kDelta ? v - b : (b != 0 ? 100 * (v - b) / b : kNaN);
-      detail = fmt::format("{} of {} is {} vs {} for {} ({})", name, candidate.name, show(c, v),
-                           show(c, b), baseline.name,
-                           std::isfinite(v - b) && b != 0
-                               ? fmt::format("{:+.1f}%", 100 * (v - b) / b)
-                               : fmt::format("{:+g}", v - b));
+      detail =
+          fmt::format("{} of {} is {} vs {} for {} ({})", name, candidate.name, show(c, v),
+                      show(c, b), baseline.name,
+                      std::isfinite(v - b) && b != 0 ? fmt::format("{:+.1f}%", 100 * (v - b) / b)
+                                                     : fmt::format("{:+g}", v - b));
     }
     if (!std::isfinite(x)) {
       out.push_back({c.text, detail + "; undefined, so the gate cannot pass"});

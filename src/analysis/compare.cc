@@ -24,8 +24,7 @@ double error_rate(const RunFigures& r) {
 std::string delta(double base, double v, bool ms) {
   if (!finite(base) || !finite(v)) return "-";
   double d = v - base;
-  std::string abs = ms ? (d >= 0 ? "+" : "-") + format_ms(std::fabs(d))
-                       : fmt::format("{:+.1f}", d);
+  std::string abs = ms ? (d >= 0 ? "+" : "-") + format_ms(std::fabs(d)) : fmt::format("{:+.1f}", d);
   if (base == 0) return abs;
   return fmt::format("{} ({:+.0f}%)", abs, 100 * d / base);
 }
@@ -47,8 +46,8 @@ Result<RunFigures> run_figures(const std::string& name, std::span<const LevelSum
       labels += (labels.empty() ? "" : ", ") + l.params.label;
     }
     if (pick == nullptr) {
-      return Error{fmt::format("run '{}' has no level '{}'; its levels are: {}", name,
-                               level_label, labels)};
+      return Error{
+          fmt::format("run '{}' has no level '{}'; its levels are: {}", name, level_label, labels)};
     }
   }
   f.level = *pick;
@@ -100,28 +99,31 @@ Verdict perceived_verdict(std::span<const RunFigures> runs, const PerceivedOptio
   v.winner = static_cast<int>(best);
   double fa = first_text(a.level.ttfo, a.level.ttft, 50);
   double fb = first_text(b.level.ttfo, b.level.ttft, 50);
-  v.explanation = fmt::format("{} would feel faster: its first text appears at {} vs {} for {} "
-                              "(P50)",
-                              a.name, format_ms(fa), format_ms(fb), b.name);
+  v.explanation = fmt::format(
+      "{} would feel faster: its first text appears at {} vs {} for {} "
+      "(P50)",
+      a.name, format_ms(fa), format_ms(fb), b.name);
   double sa = a.perceived.reading_stall_ms.p50, sb = b.perceived.reading_stall_ms.p50;
   double ta = a.level.tpot.p50, tb = b.level.tpot.p50;
-  if (finite(sa) && finite(sb) && sa < 1 && sb < 1 && finite(ta) && finite(tb) &&
-      ta <= threshold && tb <= threshold) {
+  if (finite(sa) && finite(sb) && sa < 1 && sb < 1 && finite(ta) && finite(tb) && ta <= threshold &&
+      tb <= threshold) {
     v.explanation += fmt::format(
         ", and after that neither makes a reader at {:g} tokens/s wait (TPOT {} vs {}, both "
         "under {} per token)",
         o.reader_tokens_per_s, format_ms(ta), format_ms(tb), format_ms(threshold));
   } else if (finite(sa) && finite(sb)) {
-    v.explanation += fmt::format("; once text appears, a reader at {:g} tokens/s waits {} vs {} "
-                                 "for more (reading stall P50)",
-                                 o.reader_tokens_per_s, format_ms(sa), format_ms(sb));
+    v.explanation += fmt::format(
+        "; once text appears, a reader at {:g} tokens/s waits {} vs {} "
+        "for more (reading stall P50)",
+        o.reader_tokens_per_s, format_ms(sa), format_ms(sb));
   }
   v.explanation += ".";
   double ea = a.level.e2e.p50, eb = b.level.e2e.p50;
   if (finite(ea) && finite(eb) && eb < ea) {
-    v.explanation += fmt::format(" {} finishes sooner (E2E P50 {} vs {}), but total time hides "
-                                 "the {} longer wait before anything appears.",
-                                 b.name, format_ms(eb), format_ms(ea), format_ms(fb - fa));
+    v.explanation += fmt::format(
+        " {} finishes sooner (E2E P50 {} vs {}), but total time hides "
+        "the {} longer wait before anything appears.",
+        b.name, format_ms(eb), format_ms(ea), format_ms(fb - fa));
   }
   return v;
 }
@@ -153,7 +155,9 @@ std::string render_compare_table(std::span<const RunFigures> runs, int first_cha
       {"errors", false, [](const RunFigures& r) { return static_cast<double>(r.failed); }},
   };
   std::vector<std::vector<std::string>> cells;
-  std::vector<std::string> head{"", };
+  std::vector<std::string> head{
+      "",
+  };
   for (const RunFigures& r : runs) head.push_back(r.name + " [" + r.level.params.label + "]");
   for (size_t i = 1; i < runs.size(); ++i) head.push_back(runs[i].name + " vs " + runs[0].name);
   cells.push_back(head);
@@ -165,7 +169,8 @@ std::string render_compare_table(std::span<const RunFigures> runs, int first_cha
       double v = row.get(r);
       line.push_back(row.ms ? format_ms(v) : format_rate(v));
     }
-    for (size_t i = 1; i < runs.size(); ++i) line.push_back(delta(row.get(runs[0]), row.get(runs[i]), row.ms));
+    for (size_t i = 1; i < runs.size(); ++i)
+      line.push_back(delta(row.get(runs[0]), row.get(runs[i]), row.ms));
     cells.push_back(std::move(line));
   }
   std::vector<size_t> width(cells[0].size(), 0);
@@ -174,7 +179,8 @@ std::string render_compare_table(std::span<const RunFigures> runs, int first_cha
   std::string out;
   for (const auto& line : cells) {
     for (size_t c = 0; c < line.size(); ++c) {
-      out += c == 0 ? fmt::format("{:<{}}", line[c], width[c]) : fmt::format("  {:>{}}", line[c], width[c]);
+      out += c == 0 ? fmt::format("{:<{}}", line[c], width[c])
+                    : fmt::format("  {:>{}}", line[c], width[c]);
     }
     out += '\n';
   }

@@ -43,10 +43,11 @@ std::optional<Finding> queueing(std::span<const LevelSummary> lv, const Diagnosi
   }
   if (lo == lv.size()) return std::nullopt;
   Finding f{FindingKind::kQueueing, Severity::kWarning, "", "", {}};
-  f.remedies = {"scale out (more replicas) or route to less loaded ones",
-                "cap concurrency at admission and answer \"busy\" rather than let everyone slow down",
-                "cap the maximum output length so slots free up sooner",
-                "give short requests priority; consider prefill/decode disaggregation"};
+  f.remedies = {
+      "scale out (more replicas) or route to less loaded ones",
+      "cap concurrency at admission and answer \"busy\" rather than let everyone slow down",
+      "cap the maximum output length so slots free up sooner",
+      "give short requests priority; consider prefill/decode disaggregation"};
   const LevelSummary& a = lv[lo];
   const LevelSummary& b = lv[hi];
   if (lo != hi && finite(a.ttft.p95) && finite(b.ttft.p95) &&
@@ -97,7 +98,8 @@ void decode_findings(std::span<const LevelSummary> lv, const DiagnosisThresholds
   const char* what = finite(s.tpot.p95) ? "TPOT" : "ITL";
   if (finite(s.ttft.p95) && s.ttft.p95 <= th.ttft_p95_high_ms) {
     out.push_back(
-        {FindingKind::kDecodeBandwidth, Severity::kWarning,
+        {FindingKind::kDecodeBandwidth,
+         Severity::kWarning,
          "Decode is slow while TTFT is fine: memory-bandwidth-bound decoding",
          fmt::format("At {}: {} P95 {} exceeds {} (about {:.1f} tokens/s per user) while TTFT P95 "
                      "{} is within {}: every decode step re-reads the weights and KV cache.",
@@ -109,7 +111,8 @@ void decode_findings(std::span<const LevelSummary> lv, const DiagnosisThresholds
           "use a GPU with more memory bandwidth", "use a smaller model"}});
   } else if (finite(s.ttft.p95)) {
     out.push_back(
-        {FindingKind::kComputeAndBandwidth, Severity::kWarning,
+        {FindingKind::kComputeAndBandwidth,
+         Severity::kWarning,
          "Both TTFT and decode are slow: compute and bandwidth both short",
          fmt::format("At {}: TTFT P95 {} exceeds {} and {} P95 {} exceeds {}.", load_name(s, worst),
                      format_ms(s.ttft.p95), format_ms(th.ttft_p95_high_ms), what, format_ms(d95),
@@ -139,7 +142,8 @@ std::optional<Finding> stalls(std::span<const LevelSummary> lv, std::span<const 
     }
   }
   if (d.count == 0 || !finite(d.p50) || d.p50 <= 0) return std::nullopt;
-  bool tail = d.p99 >= th.stall_itl_p99_over_p50 * d.p50 && d.p99 - d.p50 >= th.stall_min_p99_rise_ms;
+  bool tail =
+      d.p99 >= th.stall_itl_p99_over_p50 * d.p50 && d.p99 - d.p50 >= th.stall_min_p99_rise_ms;
   bool gap = d.max >= th.stall_gap_ms && d.max >= th.stall_itl_p99_over_p50 * d.p50;
   if (!tail && !gap) return std::nullopt;
   std::string affected = requests_with_long_gap > 0
@@ -147,7 +151,8 @@ std::optional<Finding> stalls(std::span<const LevelSummary> lv, std::span<const 
                                            requests_with_long_gap, format_ms(th.stall_gap_ms))
                              : "";
   return Finding{
-      FindingKind::kStalls, Severity::kWarning,
+      FindingKind::kStalls,
+      Severity::kWarning,
       "Stalls: occasional long pauses in the middle of responses",
       fmt::format("ITL P50 {} but P99 {} (x{:.0f}) and the longest gap {}{}: users see the text "
                   "freeze even though the average looks fine.",
@@ -161,7 +166,8 @@ std::optional<Finding> stalls(std::span<const LevelSummary> lv, std::span<const 
 std::optional<Finding> drift(std::span<const LevelSummary> lv, std::span<const RequestSample> rs,
                              const DiagnosisThresholds& th) {
   for (size_t i = 0; i < lv.size(); ++i) {
-    std::vector<const RequestSample*> v = measured_ok(rs, lv[i].params.level < 0 ? -1 : lv[i].params.level);
+    std::vector<const RequestSample*> v =
+        measured_ok(rs, lv[i].params.level < 0 ? -1 : lv[i].params.level);
     std::sort(v.begin(), v.end(), [](const RequestSample* a, const RequestSample* b) {
       return a->start_unix_us != b->start_unix_us ? a->start_unix_us < b->start_unix_us
                                                   : a->seq < b->seq;
@@ -171,8 +177,10 @@ std::optional<Finding> drift(std::span<const LevelSummary> lv, std::span<const R
     auto p95_of = [&](size_t from, size_t to, bool itl) {
       std::vector<double> x;
       for (size_t k = from; k < to; ++k) {
-        if (itl) x.insert(x.end(), v[k]->itl_ms.begin(), v[k]->itl_ms.end());
-        else x.push_back(v[k]->ttft_ms);
+        if (itl)
+          x.insert(x.end(), v[k]->itl_ms.begin(), v[k]->itl_ms.end());
+        else
+          x.push_back(v[k]->ttft_ms);
       }
       return percentile(std::move(x), 95);
     };
@@ -183,12 +191,13 @@ std::optional<Finding> drift(std::span<const LevelSummary> lv, std::span<const R
     };
     if (!worse(t0, t1) && !worse(i0, i1)) continue;
     return Finding{
-        FindingKind::kDrift, Severity::kWarning,
+        FindingKind::kDrift,
+        Severity::kWarning,
         "Drift: the service got slower as the run went on",
         fmt::format("At {}: TTFT P95 {} in the first third of the requests vs {} in the last "
                     "third; ITL P95 {} vs {} ({} requests per third).",
-                    load_name(lv[i], i), format_ms(t0), format_ms(t1), format_ms(i0),
-                    format_ms(i1), third),
+                    load_name(lv[i], i), format_ms(t0), format_ms(t1), format_ms(i0), format_ms(i1),
+                    third),
         {"watch long runs (10 min or more): memory fragmentation and growth degrade the later part",
          "check the engine's KV-cache usage and host memory over time; restart or tune its memory "
          "settings",
@@ -201,15 +210,24 @@ std::optional<Finding> drift(std::span<const LevelSummary> lv, std::span<const R
 
 const char* finding_kind_name(FindingKind k) {
   switch (k) {
-    case FindingKind::kQueueing: return "queueing";
-    case FindingKind::kDecodeBandwidth: return "decode_bandwidth";
-    case FindingKind::kComputeAndBandwidth: return "compute_and_bandwidth";
-    case FindingKind::kStalls: return "stalls";
-    case FindingKind::kDrift: return "drift";
-    case FindingKind::kPrefillRate: return "prefill_rate";
-    case FindingKind::kKvCacheTax: return "kv_cache_tax";
-    case FindingKind::kClientBound: return "client_bound";
-    case FindingKind::kLateVisibleOutput: return "late_visible_output";
+    case FindingKind::kQueueing:
+      return "queueing";
+    case FindingKind::kDecodeBandwidth:
+      return "decode_bandwidth";
+    case FindingKind::kComputeAndBandwidth:
+      return "compute_and_bandwidth";
+    case FindingKind::kStalls:
+      return "stalls";
+    case FindingKind::kDrift:
+      return "drift";
+    case FindingKind::kPrefillRate:
+      return "prefill_rate";
+    case FindingKind::kKvCacheTax:
+      return "kv_cache_tax";
+    case FindingKind::kClientBound:
+      return "client_bound";
+    case FindingKind::kLateVisibleOutput:
+      return "late_visible_output";
   }
   return "unknown";
 }

@@ -45,24 +45,24 @@ struct Finding {
 struct DiagnosisThresholds {
   double ttft_p95_high_ms = 2000;
   double tpot_p95_high_ms = 100;
-  double queue_ttft_growth = 2.0;       // TTFT P95, highest load / lowest load
-  double queue_ttft_min_rise_ms = 200;  // ...and at least this much higher
-  double flat_itl_growth = 1.5;         // ITL P50 grew by less than this: "flat"
-  double spike_ttft_p95_over_p50 = 3.0; // within one level: TTFT P95 / P50
+  double queue_ttft_growth = 2.0;        // TTFT P95, highest load / lowest load
+  double queue_ttft_min_rise_ms = 200;   // ...and at least this much higher
+  double flat_itl_growth = 1.5;          // ITL P50 grew by less than this: "flat"
+  double spike_ttft_p95_over_p50 = 3.0;  // within one level: TTFT P95 / P50
   double stall_itl_p99_over_p50 = 10;
   double stall_min_p99_rise_ms = 100;
-  double stall_gap_ms = 1000;           // a single gap this long is a stall
-  double drift_factor = 1.5;            // last third P95 / first third P95
+  double stall_gap_ms = 1000;  // a single gap this long is a stall
+  double drift_factor = 1.5;   // last third P95 / first third P95
   double drift_min_rise_ms = 20;
-  size_t drift_min_samples = 20;        // requests per third
+  size_t drift_min_samples = 20;  // requests per third
   size_t prefill_min_samples = 10;
-  double prefill_min_spread = 1.5;      // longest / shortest prompt
+  double prefill_min_spread = 1.5;  // longest / shortest prompt
   double prefill_min_r2 = 0.6;
-  size_t kv_tax_min_gaps = 200;         // only responses at least this long
-  double kv_tax_growth = 1.3;           // median ITL, last quarter / first quarter
+  size_t kv_tax_min_gaps = 200;  // only responses at least this long
+  double kv_tax_growth = 1.3;    // median ITL, last quarter / first quarter
   double kv_tax_min_rise_ms = 5;
-  double late_visible_min_ms = 500;     // TTFO P50 - TTFT P50
-  double late_visible_ratio = 2;        // TTFO P50 / TTFT P50
+  double late_visible_min_ms = 500;  // TTFO P50 - TTFT P50
+  double late_visible_ratio = 2;     // TTFO P50 / TTFT P50
 };
 
 struct DiagnosisInput {

@@ -44,12 +44,13 @@ std::optional<Finding> prefill_rate_finding(std::span<const LevelSummary> lv,
   double r2 = sxy * sxy / (sxx * syy);
   if (slope_ms_per_token <= 0 || r2 < th.prefill_min_r2) return std::nullopt;
   return Finding{
-      FindingKind::kPrefillRate, Severity::kInfo,
+      FindingKind::kPrefillRate,
+      Severity::kInfo,
       "TTFT grows with prompt length: prefill rate fitted",
       fmt::format("TTFT ~ {} + prompt tokens / {:.0f} tokens/s ({:.2f} ms per 1k tokens; R^2 "
                   "{:.2f}, {} requests, prompts {:.0f}-{:.0f} tokens).",
-                  format_ms(overhead_ms), 1000.0 / slope_ms_per_token,
-                  slope_ms_per_token * 1000, r2, x.size(), *mn, *mx),
+                  format_ms(overhead_ms), 1000.0 / slope_ms_per_token, slope_ms_per_token * 1000,
+                  r2, x.size(), *mn, *mx),
       {"prefill costs about 2 x parameters x prompt tokens FLOPs: shorter prompts cut TTFT "
        "directly (summarising an agent's history took one TTFT from 2.8 s back to 0.8 s)",
        "reuse shared prefixes (prefix caching) so repeated system prompts are not re-prefilled",
@@ -75,7 +76,8 @@ std::optional<Finding> kv_cache_tax_finding(std::span<const RequestSample> rs,
       l - e < th.kv_tax_min_rise_ms)
     return std::nullopt;
   return Finding{
-      FindingKind::kKvCacheTax, Severity::kInfo,
+      FindingKind::kKvCacheTax,
+      Severity::kInfo,
       "ITL grows along long responses: the KV-cache read tax",
       fmt::format("Median ITL {} over the first quarter of long responses vs {} over the last "
                   "quarter (x{:.2f}; {} responses of {}+ tokens, up to {}): each decode step "
@@ -93,8 +95,10 @@ std::optional<Finding> client_bound_finding(const ClientHealth* h) {
   std::string evidence;
   for (const std::string& s : w) evidence += (evidence.empty() ? "" : "; ") + s;
   evidence += ".";
-  return Finding{FindingKind::kClientBound, Severity::kWarning,
-                 "The measuring client itself may have been the bottleneck", evidence,
+  return Finding{FindingKind::kClientBound,
+                 Severity::kWarning,
+                 "The measuring client itself may have been the bottleneck",
+                 evidence,
                  {"rerun with fewer streams per client process or on a less loaded machine",
                   "split the load over several tokperf processes and merge their results",
                   "until then, treat TTFT and ITL as upper bounds: late timestamps inflate them"}};
@@ -108,7 +112,8 @@ std::optional<Finding> late_visible_finding(std::span<const LevelSummary> lv,
     double gap = s.ttfo.p50 - s.ttft.p50;
     if (gap < th.late_visible_min_ms || s.ttfo.p50 < th.late_visible_ratio * s.ttft.p50) continue;
     return Finding{
-        FindingKind::kLateVisibleOutput, Severity::kWarning,
+        FindingKind::kLateVisibleOutput,
+        Severity::kWarning,
         "First visible text arrives long after the first token",
         fmt::format("At {}: TTFO P50 {} vs TTFT P50 {} ({} later): the first tokens are reasoning "
                     "or other invisible output, so users wait longer than TTFT suggests.",

@@ -18,16 +18,16 @@
 namespace tokperf {
 
 struct PerceivedOptions {
-  int first_chars = 20;             // N
-  double reader_tokens_per_s = 8;   // R: the source puts reading at 5-10 Chinese characters/s
+  int first_chars = 20;            // N
+  double reader_tokens_per_s = 8;  // R: the source puts reading at 5-10 Chinese characters/s
   // Characters per token event assumed when a record has no content_chars (older files).
   double fallback_chars_per_event = 1;
 };
 
 struct PerceivedRequest {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  double first_chars_ms = kNaN;  // NaN when the response never reached N visible characters
-  bool chars_estimated = false;  // content_chars was absent: fallback_chars_per_event used
+  double first_chars_ms = kNaN;    // NaN when the response never reached N visible characters
+  bool chars_estimated = false;    // content_chars was absent: fallback_chars_per_event used
   double reading_stall_ms = kNaN;  // NaN when the request produced no token
   double reading_done_ms = kNaN;   // when the reader finishes, from send
 };
@@ -37,14 +37,14 @@ struct PerceivedRequest {
 PerceivedRequest perceived_request(const RequestSample& r, const PerceivedOptions& options = {});
 
 struct PerceivedSummary {
-  DistStats first_chars_ms;    // over measured OK requests that reached N characters
-  DistStats reading_stall_ms;  // over measured OK requests with a token
-  double reader_tpot_threshold_ms = 0;  // 1000 / R
-  int64_t requests = 0;                 // measured OK requests considered
+  DistStats first_chars_ms;               // over measured OK requests that reached N characters
+  DistStats reading_stall_ms;             // over measured OK requests with a token
+  double reader_tpot_threshold_ms = 0;    // 1000 / R
+  int64_t requests = 0;                   // measured OK requests considered
   int64_t decode_faster_than_reader = 0;  // of those with a TPOT: TPOT <= threshold
   int64_t with_tpot = 0;
-  int64_t stalled = 0;                    // reading stall > 0
-  bool chars_estimated = false;           // any request used the fallback
+  int64_t stalled = 0;           // reading stall > 0
+  bool chars_estimated = false;  // any request used the fallback
 };
 
 // level < 0: every level.

@@ -1,6 +1,7 @@
-// One request as the analyses see it: the fields of a requests.jsonl record (docs/requests-schema.md)
-// that diagnosis, perceived speed and compare read. Built from a saved record (report/run_loader.h)
-// or from an in-memory timeline, so the analyses work the same on a live run and a saved one.
+// One request as the analyses see it: the fields of a requests.jsonl record
+// (docs/requests-schema.md) that diagnosis, perceived speed and compare read. Built from a saved
+// record (report/run_loader.h) or from an in-memory timeline, so the analyses work the same on a
+// live run and a saved one.
 #pragma once
 
 #include <cstdint>

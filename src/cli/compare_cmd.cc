@@ -1,8 +1,8 @@
 // `tokperf compare A B [C...]`: side-by-side table with deltas against A, a verdict on which run
 // users would feel faster and why, and a CI gate (--fail-if) whose failure exits non-zero naming
 // the failed condition. Runs are folders or history ids.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <filesystem>
 #include <memory>

@@ -1,7 +1,7 @@
 // `tokperf history`: lists recorded runs, newest first; `tokperf history record DIR` adds a saved
 // run by hand (bench records its own runs).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <ctime>
 #include <memory>
@@ -45,8 +45,8 @@ int run_history(const HistoryCmdConfig& c) {
     return kExitOk;
   }
   fmt::print("{:>5}  {:<16}  {:<8}  {:>9}  {:>9}  {:>9}  {:>9}  {:>8}  {:>7}  {}\n", "id",
-             "recorded (UTC)", "command", "TTFT P50", "TTFT P95", "TPOT P50", "TPOT P95",
-             "tok/s", "failed", "label / model / folder");
+             "recorded (UTC)", "command", "TTFT P50", "TTFT P95", "TPOT P50", "TPOT P95", "tok/s",
+             "failed", "label / model / folder");
   for (const HistoryEntry& e : *rows) {
     std::string what = e.label.empty() ? "" : e.label + "  ";
     what += e.model.empty() ? "" : e.model + "  ";
@@ -63,10 +63,12 @@ int run_history(const HistoryCmdConfig& c) {
 void register_history_command(CLI::App& app, CommandSet& cmds) {
   auto c = std::make_shared<HistoryCmdConfig>();
   auto* sub = app.add_subcommand("history", "List recorded runs (newest first)");
-  sub->add_option("--store", c->store, "History database (default: $XDG_DATA_HOME/tokperf/history.db)");
+  sub->add_option("--store", c->store,
+                  "History database (default: $XDG_DATA_HOME/tokperf/history.db)");
   sub->add_option("-n,--limit", c->filter.limit, "Most runs to list")->capture_default_str();
   sub->add_option("--command", c->filter.command, "Only runs of this command, e.g. bench");
-  sub->add_option("--grep", c->filter.contains, "Only runs whose label, model, URL or folder contains this");
+  sub->add_option("--grep", c->filter.contains,
+                  "Only runs whose label, model, URL or folder contains this");
   sub->add_option("--record", c->record_dir, "Record the saved run in this folder, then exit");
   sub->add_option("--label", c->label, "Label for --record");
   cmds.add(sub, [c] { return run_history(*c); });

@@ -1,7 +1,7 @@
 // `tokperf report DIR`: (re)writes DIR/report.html from a saved run, prints the diagnosis, and
 // optionally exports CSV for spreadsheets. DIR may also be a history id (see `tokperf history`).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <memory>
 
@@ -44,7 +44,8 @@ int run_report(const ReportCmdConfig& c) {
   }
   fmt::print("wrote {}\n", out);
   for (const std::string& w : run->warnings) fmt::print(stderr, "warning: {}\n", w);
-  std::vector<Finding> findings = diagnose({run->levels, run->requests, &run->health}, o.thresholds);
+  std::vector<Finding> findings =
+      diagnose({run->levels, run->requests, &run->health}, o.thresholds);
   if (findings.empty()) fmt::print("diagnosis: no finding\n");
   for (const Finding& f : findings) {
     fmt::print("[{}] {}\n  {}\n", severity_name(f.severity), f.title, f.evidence);
@@ -72,7 +73,8 @@ void register_report_command(CLI::App& app, CommandSet& cmds) {
       "report", "Write report.html (charts, diagnosis, perceived speed) for a saved run");
   sub->add_option("run", c->run, "Run folder (with summary.json) or history id")->required();
   sub->add_option("-o,--out", c->out, "Output file (default: RUN/report.html)");
-  sub->add_option("--slo", c->slo, "SLO for goodput and chart lines, e.g. 'ttft:p95<=2s,tpot:p95<=100ms'");
+  sub->add_option("--slo", c->slo,
+                  "SLO for goodput and chart lines, e.g. 'ttft:p95<=2s,tpot:p95<=100ms'");
   sub->add_option("--reader-rate", c->reader_tokens_per_s,
                   "Reading speed for perceived-speed figures, tokens/s")
       ->capture_default_str()

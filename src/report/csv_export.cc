@@ -47,8 +47,8 @@ std::string levels_csv(std::span<const LevelSummary> levels) {
                        s.params.concurrency > 0 ? std::to_string(s.params.concurrency) : "",
                        num(s.params.target_rate_rps), s.sent, s.ok, s.failed);
     for (const DistStats* d : {&s.ttft, &s.ttfo, &s.tpot, &s.itl, &s.e2e, &s.queue}) {
-      out += fmt::format(",{},{},{},{},{},{}", num(d->mean), num(d->p50), num(d->p90),
-                         num(d->p95), num(d->p99), num(d->max));
+      out += fmt::format(",{},{},{},{},{},{}", num(d->mean), num(d->p50), num(d->p90), num(d->p95),
+                         num(d->p99), num(d->max));
     }
     out += fmt::format(",{},{},{},{}\n", num(s.window_s), num(s.request_throughput_rps),
                        num(s.output_token_throughput_tps), num(s.total_token_throughput_tps));

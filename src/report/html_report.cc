@@ -19,11 +19,20 @@ std::string esc(std::string_view s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -43,7 +52,9 @@ std::string card(const std::string& key, const std::string& value, const std::st
 }
 
 // Sweeps headline their heaviest level: that is where users feel the service at its worst.
-size_t headline_level(const SavedRun& run) { return run.levels.empty() ? 0 : run.levels.size() - 1; }
+size_t headline_level(const SavedRun& run) {
+  return run.levels.empty() ? 0 : run.levels.size() - 1;
+}
 
 std::string cards_html(const SavedRun& run, const ReportOptions& o) {
   if (run.levels.empty()) return "<p>No load level was measured.</p>";
@@ -140,13 +151,14 @@ std::string perceived_html(const SavedRun& run, const PerceivedOptions& o) {
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} of {}</td>"
         "<td>{} of {}</td></tr>",
         esc(l.params.label), format_ms(p.first_chars_ms.p50), format_ms(p.first_chars_ms.p95),
-        format_ms(p.reading_stall_ms.p50), format_ms(p.reading_stall_ms.p95), p.stalled,
-        p.requests, p.decode_faster_than_reader, p.with_tpot);
+        format_ms(p.reading_stall_ms.p50), format_ms(p.reading_stall_ms.p95), p.stalled, p.requests,
+        p.decode_faster_than_reader, p.with_tpot);
   }
   out += "</table>";
   if (estimated) {
-    out += "<p class=\"note\">Some records carry no per-event character counts: one visible "
-           "character per token event was assumed for the first-characters column.</p>";
+    out +=
+        "<p class=\"note\">Some records carry no per-event character counts: one visible "
+        "character per token event was assumed for the first-characters column.</p>";
   }
   return out;
 }
@@ -155,9 +167,9 @@ std::string errors_html(const SavedRun& run) {
   std::string out;
   for (const LevelSummary& l : run.levels) {
     for (const ErrorTally& e : l.errors) {
-      out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                         esc(l.params.label), error_kind_name(e.kind), e.count,
-                         esc(e.first_message));
+      out +=
+          fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", esc(l.params.label),
+                      error_kind_name(e.kind), e.count, esc(e.first_message));
     }
   }
   if (out.empty()) return "<p>No request failed.</p>";
@@ -203,9 +215,8 @@ std::string render_report_html(const SavedRun& run, const ReportOptions& o) {
   html += fmt::format(
       "<p class=\"sub\">{} &middot; started {} &middot; {} &middot; {} level(s), {} request "
       "records &middot; tokperf {}</p>\n",
-      esc(run.summary.value("command", "run")), started,
-      esc(run.summary.value("exit_reason", "")), run.levels.size(), run.requests.size(),
-      esc(run.summary.value("tokperf_version", "")));
+      esc(run.summary.value("command", "run")), started, esc(run.summary.value("exit_reason", "")),
+      run.levels.size(), run.requests.size(), esc(run.summary.value("tokperf_version", "")));
   html += cards_html(run, o);
   html += "\n<h2>Diagnosis</h2>\n" + diagnosis_html(findings);
   html += "\n<h2>Per level</h2>\n" + level_table_html(run);
@@ -217,7 +228,7 @@ std::string render_report_html(const SavedRun& run, const ReportOptions& o) {
           esc(redact_config(run.config).dump(2)) + "</pre>\n";
   html += "<script type=\"application/json\" id=\"tokperf-data\">" +
           script_safe(report_chart_data(run, o).dump(-1, ' ', false,
-                                                      nlohmann::json::error_handler_t::replace)) +
+                                                     nlohmann::json::error_handler_t::replace)) +
           "</script>\n";
   if (a.have_chart_library) html += "<script>" + std::string(a.uplot_js) + "</script>\n";
   html += "<script>" + std::string(a.report_js) + "</script>\n</body></html>\n";

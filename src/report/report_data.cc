@@ -60,9 +60,8 @@ json redact_config(const json& config) {
   if (config.is_object()) {
     json out = json::object();
     for (const auto& [k, v] : config.items()) {
-      out[k] = secret_name(k) && v.is_string() && !v.get<std::string>().empty()
-                   ? json("<redacted>")
-                   : redact_config(v);
+      out[k] = secret_name(k) && v.is_string() && !v.get<std::string>().empty() ? json("<redacted>")
+                                                                                : redact_config(v);
     }
     return out;
   }
@@ -133,9 +132,9 @@ json report_chart_data(const SavedRun& run, const ReportOptions& o) {
 
   d["timeseries"] = nullptr;
   if (!run.timeseries.empty()) {
-    json t = {{"t", json::array()},        {"in_flight", json::array()}, {"errors", json::array()},
-              {"tok_s", json::array()},    {"ttft_p50", json::array()},  {"ttft_p95", json::array()},
-              {"itl_p50", json::array()},  {"itl_p95", json::array()}};
+    json t = {{"t", json::array()},       {"in_flight", json::array()}, {"errors", json::array()},
+              {"tok_s", json::array()},   {"ttft_p50", json::array()},  {"ttft_p95", json::array()},
+              {"itl_p50", json::array()}, {"itl_p95", json::array()}};
     for (const TimeseriesRow& r : run.timeseries) {
       t["t"].push_back(r.second);
       t["in_flight"].push_back(r.in_flight);
@@ -156,16 +155,16 @@ json report_chart_data(const SavedRun& run, const ReportOptions& o) {
   auto intended_us = [](const RequestSample* r) {
     return static_cast<double>(r->start_unix_us) - r->queue_ms * 1000;
   };
-  std::sort(rows.begin(), rows.end(), [&](auto* a, auto* b) { return intended_us(a) < intended_us(b); });
+  std::sort(rows.begin(), rows.end(),
+            [&](auto* a, auto* b) { return intended_us(a) < intended_us(b); });
   d["timeline"] = json::array();
   if (!rows.empty()) {
     double t0 = intended_us(rows.front());
-    size_t step = (rows.size() + o.max_timeline_rows - 1) / std::max<size_t>(o.max_timeline_rows, 1);
+    size_t step =
+        (rows.size() + o.max_timeline_rows - 1) / std::max<size_t>(o.max_timeline_rows, 1);
     for (size_t i = 0; i < rows.size(); i += std::max<size_t>(step, 1)) {
       const RequestSample* r = rows[i];
-      double end = std::isfinite(r->e2e_ms)   ? r->e2e_ms
-                   : std::isfinite(r->end_ms) ? r->end_ms
-                                              : 0;
+      double end = std::isfinite(r->e2e_ms) ? r->e2e_ms : std::isfinite(r->end_ms) ? r->end_ms : 0;
       d["timeline"].push_back({{"t0_ms", (intended_us(r) - t0) / 1000},
                                {"queue_ms", r->queue_ms},
                                {"ttft_ms", num(r->ttft_ms)},

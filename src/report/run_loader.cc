@@ -214,16 +214,18 @@ Result<SavedRun> load_run(const std::string& dir) {
   std::string text;
   const std::string summary_path = dir + "/summary.json";
   if (!read_file(summary_path, text)) {
-    return Error{fmt::format("cannot read '{}': expected a folder written by tokperf bench (with "
-                             "summary.json and requests.jsonl)",
-                             summary_path)};
+    return Error{
+        fmt::format("cannot read '{}': expected a folder written by tokperf bench (with "
+                    "summary.json and requests.jsonl)",
+                    summary_path)};
   }
   run.summary = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!run.summary.is_object() || !run.summary.contains("levels") ||
       !run.summary["levels"].is_array()) {
-    return Error{fmt::format("'{}' is not a tokperf summary: expected a JSON object with a "
-                             "\"levels\" array (docs/summary-schema.md)",
-                             summary_path)};
+    return Error{
+        fmt::format("'{}' is not a tokperf summary: expected a JSON object with a "
+                    "\"levels\" array (docs/summary-schema.md)",
+                    summary_path)};
   }
   run.config = run.summary.value("config", json::object());
   for (const json& l : run.summary["levels"]) run.levels.push_back(level_summary_from_json(l));
@@ -247,8 +249,10 @@ Result<SavedRun> load_run(const std::string& dir) {
   }
   if (read_file(dir + "/timeseries.csv", text)) {
     auto rows = parse_timeseries_csv(text);
-    if (rows) run.timeseries = std::move(*rows);
-    else run.warnings.push_back("timeseries.csv: " + rows.error() + "; time series not shown");
+    if (rows)
+      run.timeseries = std::move(*rows);
+    else
+      run.warnings.push_back("timeseries.csv: " + rows.error() + "; time series not shown");
   }
   return run;
 }

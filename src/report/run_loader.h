@@ -1,7 +1,7 @@
 // Reads a saved run back from its output folder: summary.json (docs/summary-schema.md),
-// requests.jsonl (docs/requests-schema.md) and, when present, timeseries.csv (docs/LOAD.md). Used by
-// `report`, `compare` and `history`, and by bench to render report.html from what it just wrote, so
-// the report shows exactly what the files hold.
+// requests.jsonl (docs/requests-schema.md) and, when present, timeseries.csv (docs/LOAD.md). Used
+// by `report`, `compare` and `history`, and by bench to render report.html from what it just wrote,
+// so the report shows exactly what the files hold.
 #pragma once
 
 #include <string>

@@ -1,7 +1,7 @@
 #include "store/history_store.h"
 
-#include <sqlite3.h>
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 #include <chrono>
 #include <cmath>
@@ -10,6 +10,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 namespace tokperf {
 namespace {
@@ -46,11 +47,15 @@ class Stmt {
   ~Stmt() { sqlite3_finalize(s_); }
   sqlite3_stmt* get() const { return s_; }
   bool ok() const { return s_ != nullptr; }
-  void bind(int i, const std::string& v) { sqlite3_bind_text(s_, i, v.c_str(), -1, SQLITE_TRANSIENT); }
+  void bind(int i, const std::string& v) {
+    sqlite3_bind_text(s_, i, v.c_str(), -1, SQLITE_TRANSIENT);
+  }
   void bind(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
   void bind(int i, double v) {
-    if (std::isfinite(v)) sqlite3_bind_double(s_, i, v);
-    else sqlite3_bind_null(s_, i);
+    if (std::isfinite(v))
+      sqlite3_bind_double(s_, i, v);
+    else
+      sqlite3_bind_null(s_, i);
   }
 
  private:
@@ -128,21 +133,35 @@ Result<std::unique_ptr<HistoryStore>> HistoryStore::open(const std::string& path
   std::error_code ec;
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (ec) return Error{fmt::format("history store: cannot create folder '{}': {}", parent.string(), ec.message())};
+  if (ec)
+    return Error{
+        fmt::format("history store: cannot create folder '{}': {}", parent.string(), ec.message())};
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   std::unique_ptr<HistoryStore> store(new HistoryStore(db));
   if (rc != SQLITE_OK) return Error{err(db, fmt::format("cannot open '{}'", path))};
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
   // WAL lets readers run beside one writer; the busy timeout makes concurrent writers wait their
-  // turn instead of failing with SQLITE_BUSY.
-  if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;", nullptr, nullptr,
-                   nullptr) != SQLITE_OK ||
-      sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK ||
-      sqlite3_exec(db, kSchema, nullptr, nullptr, nullptr) != SQLITE_OK ||
-      sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
-    return Error{err(db, fmt::format("cannot set up '{}'", path))};
+  // turn instead of failing with SQLITE_BUSY. Switching a new file to WAL can report SQLITE_BUSY
+  // without consulting the busy handler while another process is doing the same, so the set-up is
+  // retried until the busy timeout has passed.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (int attempt = 0;; ++attempt) {
+    rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, kSchema, nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) break;
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    int primary = rc & 0xff;
+    if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) ||
+        std::chrono::steady_clock::now() > deadline) {
+      return Error{err(db, fmt::format("cannot set up '{}'", path))};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 + (attempt % 10) * 5));
   }
+  sqlite3_exec(db, "PRAGMA foreign_keys=ON", nullptr, nullptr, nullptr);
   return store;
 }
 
@@ -195,14 +214,17 @@ Result<int64_t> HistoryStore::record(const json& summary, const std::string& dir
   int64_t id = sqlite3_last_insert_rowid(db_);
   for (size_t i = 0; i < levels.size(); ++i) {
     const json& l = levels[i];
-    Stmt s(db_,
-           "INSERT INTO levels VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    Stmt s(db_, "INSERT INTO levels VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!s.ok()) return fail("cannot prepare level insert");
     s.bind(1, id);
     s.bind(2, static_cast<int64_t>(i));
     s.bind(3, l.value("label", std::string()));
-    s.bind(4, l.contains("concurrency") && l["concurrency"].is_number() ? l["concurrency"].get<int64_t>() : int64_t{0});
-    s.bind(5, l.contains("target_rate_rps") && l["target_rate_rps"].is_number() ? l["target_rate_rps"].get<double>() : kNaN);
+    s.bind(4, l.contains("concurrency") && l["concurrency"].is_number()
+                  ? l["concurrency"].get<int64_t>()
+                  : int64_t{0});
+    s.bind(5, l.contains("target_rate_rps") && l["target_rate_rps"].is_number()
+                  ? l["target_rate_rps"].get<double>()
+                  : kNaN);
     s.bind(6, req(l, "sent"));
     s.bind(7, req(l, "ok"));
     s.bind(8, req(l, "failed"));
@@ -217,7 +239,8 @@ Result<int64_t> HistoryStore::record(const json& summary, const std::string& dir
     s.bind(17, tput(l));
     if (sqlite3_step(s.get()) != SQLITE_DONE) return fail("cannot insert level");
   }
-  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return fail("cannot commit");
+  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
+    return fail("cannot commit");
   return id;
 }
 
@@ -257,7 +280,8 @@ Result<json> HistoryStore::summary(int64_t id) {
   if (sqlite3_step(s.get()) != SQLITE_ROW)
     return Error{fmt::format("history store: no run with id {} (see `tokperf history`)", id)};
   json j = json::parse(col_text(s.get(), 0), nullptr, false);
-  if (j.is_discarded()) return Error{fmt::format("history store: run {} has a corrupt summary", id)};
+  if (j.is_discarded())
+    return Error{fmt::format("history store: run {} has a corrupt summary", id)};
   return j;
 }
 

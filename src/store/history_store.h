@@ -1,8 +1,8 @@
-// Run history in SQLite: every recorded run (configuration, summary, per-level statistics, the folder
-// it was written to) in one database file, shared by concurrent tokperf processes. Concurrency: WAL
-// journal plus a busy timeout, writes in BEGIN IMMEDIATE transactions, so several runs finishing
-// at once all land. One HistoryStore per thread (a connection is not shared between threads).
-// Schema: docs/REPORTS.md ("History").
+// Run history in SQLite: every recorded run (configuration, summary, per-level statistics, the
+// folder it was written to) in one database file, shared by concurrent tokperf processes.
+// Concurrency: WAL journal plus a busy timeout, writes in BEGIN IMMEDIATE transactions, so several
+// runs finishing at once all land. One HistoryStore per thread (a connection is not shared between
+// threads). Schema: docs/REPORTS.md ("History").
 #pragma once
 
 #include <cstdint>
@@ -32,9 +32,9 @@ struct HistoryEntry {
 };
 
 struct HistoryFilter {
-  int64_t limit = 20;     // newest first
-  std::string command;    // "" : any
-  std::string contains;   // substring of label, model, base_url or dir; "" : any
+  int64_t limit = 20;    // newest first
+  std::string command;   // "" : any
+  std::string contains;  // substring of label, model, base_url or dir; "" : any
   int64_t since_unix_us = 0;
 };
 

@@ -14,18 +14,21 @@ Result<std::string> resolve_run_ref(const std::string& ref, const std::string& s
   std::error_code ec;
   if (std::filesystem::is_directory(ref, ec)) return ref;
   std::string digits = !ref.empty() && ref[0] == '#' ? ref.substr(1) : ref;
-  bool is_id = !digits.empty() && digits.size() < 18 &&
-               std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); });
+  bool is_id =
+      !digits.empty() && digits.size() < 18 &&
+      std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); });
   if (!is_id) {
-    return Error{fmt::format("run '{}': no such folder; expected a folder written by a tokperf run "
-                             "(with summary.json) or a history id such as 12 or #12",
-                             ref)};
+    return Error{
+        fmt::format("run '{}': no such folder; expected a folder written by a tokperf run "
+                    "(with summary.json) or a history id such as 12 or #12",
+                    ref)};
   }
   const std::string path = store_path.empty() ? default_store_path() : store_path;
   if (!std::filesystem::exists(path, ec)) {
-    return Error{fmt::format("run '{}': not a folder, and there is no history store at '{}' to "
-                             "look the id up in",
-                             ref, path)};
+    return Error{
+        fmt::format("run '{}': not a folder, and there is no history store at '{}' to "
+                    "look the id up in",
+                    ref, path)};
   }
   auto store = HistoryStore::open(path);
   if (!store) return Error{store.error()};

@@ -52,8 +52,8 @@ RunFigures figures(const std::string& name, const std::vector<RequestSample>& rs
   return *f;
 }
 
-// The source material's story: A = 0.8 s TTFT, then tokens every 65 ms (about 8 s in all); B = 3.5 s
-// TTFT, then every 40 ms (about 6 s). B wins on total time; users preferred A.
+// The source material's story: A = 0.8 s TTFT, then tokens every 65 ms (about 8 s in all); B = 3.5
+// s TTFT, then every 40 ms (about 6 s). B wins on total time; users preferred A.
 TEST(Compare, ModelAWithTheEarlyFirstTokenFeelsFaster) {
   std::vector<RunFigures> runs{figures("A", stream(20, 800, 65, 109)),
                                figures("B", stream(20, 3500, 40, 64))};

@@ -60,9 +60,8 @@ std::vector<FindingKind> kinds(const std::vector<Finding>& f) {
 struct Healthy {
   std::vector<LevelSummary> levels{level(0, 1, 200, 250, 30, 40), level(1, 4, 210, 270, 31, 42),
                                    level(2, 8, 230, 300, 33, 45)};
-  std::vector<RequestSample> reqs = requests(0, 90, 100, 200, [](int i, int k) {
-    return 30.0 + ((i * 7 + k * 3) % 10);
-  });
+  std::vector<RequestSample> reqs =
+      requests(0, 90, 100, 200, [](int i, int k) { return 30.0 + ((i * 7 + k * 3) % 10); });
   ClientHealth health;
 };
 

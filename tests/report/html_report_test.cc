@@ -15,10 +15,10 @@ namespace {
 using testing_fixture::FixtureLevel;
 
 std::string two_level_run(const std::string& name) {
-  return testing_fixture::write_run(testing_fixture::fresh_dir(name),
-                                    {FixtureLevel{1, 40, 200, 30, 30, 0},
-                                     FixtureLevel{4, 40, 300, 32, 30, 2}},
-                                    "ttft:p95<=2s,tpot:p95<=100ms");
+  return testing_fixture::write_run(
+      testing_fixture::fresh_dir(name),
+      {FixtureLevel{1, 40, 200, 30, 30, 0}, FixtureLevel{4, 40, 300, 32, 30, 2}},
+      "ttft:p95<=2s,tpot:p95<=100ms");
 }
 
 TEST(RunLoader, ReadsBackWhatTheWritersWrote) {

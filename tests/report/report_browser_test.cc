@@ -1,7 +1,7 @@
-// report.html in real headless Chromium (Debian's `chromium`, see scripts/install-deps.sh): it loads
-// from a file:// URL with the network blocked, raises no script error, fetches nothing, and every
-// chart reports itself drawn (report.js checks each canvas for painted pixels). The screenshot is
-// kept as an artifact: test-artifacts/report.png under the test's working folder, or
+// report.html in real headless Chromium (Debian's `chromium`, see scripts/install-deps.sh): it
+// loads from a file:// URL with the network blocked, raises no script error, fetches nothing, and
+// every chart reports itself drawn (report.js checks each canvas for painted pixels). The
+// screenshot is kept as an artifact: test-artifacts/report.png under the test's working folder, or
 // $TOKPERF_ARTIFACT_DIR.
 #include <gtest/gtest.h>
 
@@ -41,7 +41,8 @@ std::string chromium_command(const std::string& profile) {
          "--disable-background-networking --disable-component-update --disable-sync "
          "--no-first-run --disable-extensions --disable-dev-shm-usage "
          "--host-resolver-rules='MAP * ~NOTFOUND' --proxy-server=127.0.0.1:9 "
-         "--user-data-dir=" + profile + " --window-size=1400,4200 ";
+         "--user-data-dir=" +
+         profile + " --window-size=1400,4200 ";
 }
 
 std::string attr(const std::string& dom, const std::string& name) {
@@ -62,8 +63,8 @@ TEST(ReportBrowser, LoadsOfflineWithoutErrorsAndDrawsEveryChart) {
   ASSERT_TRUE(write_report_html(dir).ok());
   std::string url = "file://" + dir + "/report.html";
 
-  Output dom = run(chromium_command(dir + "/profile-dom") + "--dump-dom '" + url +
-                   "' 2>" + dir + "/chromium-dom.log");
+  Output dom = run(chromium_command(dir + "/profile-dom") + "--dump-dom '" + url + "' 2>" + dir +
+                   "/chromium-dom.log");
   ASSERT_EQ(dom.status, 0) << "chromium failed; see " << dir << "/chromium-dom.log";
   EXPECT_EQ(attr(dom.text, "data-report-state"), "ok");
   EXPECT_EQ(attr(dom.text, "data-errors"), "") << "script errors were recorded";
@@ -73,14 +74,13 @@ TEST(ReportBrowser, LoadsOfflineWithoutErrorsAndDrawsEveryChart) {
   EXPECT_EQ(attr(dom.text, "data-charts-drawn"), "12");
   EXPECT_EQ(dom.text.find("data-drawn=\"no\""), std::string::npos);
 
-  std::filesystem::path artifacts = std::getenv("TOKPERF_ARTIFACT_DIR")
-                                        ? std::getenv("TOKPERF_ARTIFACT_DIR")
-                                        : "test-artifacts";
+  std::filesystem::path artifacts =
+      std::getenv("TOKPERF_ARTIFACT_DIR") ? std::getenv("TOKPERF_ARTIFACT_DIR") : "test-artifacts";
   std::filesystem::create_directories(artifacts);
   std::string png = std::filesystem::absolute(artifacts / "report.png").string();
   std::filesystem::remove(png);
-  Output shot = run(chromium_command(dir + "/profile-shot") + "--hide-scrollbars --screenshot=" +
-                    png + " '" + url + "' 2>&1");
+  Output shot = run(chromium_command(dir + "/profile-shot") +
+                    "--hide-scrollbars --screenshot=" + png + " '" + url + "' 2>&1");
   ASSERT_EQ(shot.status, 0) << shot.text;
   EXPECT_EQ(shot.text.find("Uncaught"), std::string::npos) << shot.text;
   ASSERT_TRUE(std::filesystem::exists(png));

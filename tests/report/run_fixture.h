@@ -26,9 +26,9 @@ struct FixtureLevel {
 
 inline std::string fresh_dir(const std::string& name) {
   static std::atomic<int> n{0};
-  std::filesystem::path p = std::filesystem::temp_directory_path() /
-                            ("tokperf-" + name + "-" + std::to_string(::getpid()) + "-" +
-                             std::to_string(n++));
+  std::filesystem::path p =
+      std::filesystem::temp_directory_path() /
+      ("tokperf-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p.string();

@@ -16,9 +16,9 @@ namespace {
 using testing_fixture::FixtureLevel;
 
 std::string fixture_run() {
-  return testing_fixture::write_run(testing_fixture::fresh_dir("hist-run"),
-                                    {FixtureLevel{1, 10, 200, 30, 10, 0},
-                                     FixtureLevel{4, 10, 300, 40, 10, 1}});
+  return testing_fixture::write_run(
+      testing_fixture::fresh_dir("hist-run"),
+      {FixtureLevel{1, 10, 200, 30, 10, 0}, FixtureLevel{4, 10, 300, 40, 10, 1}});
 }
 
 TEST(HistoryStore, RecordsAndListsRunsNewestFirst) {
@@ -90,7 +90,7 @@ TEST(HistoryStore, ConcurrentProcessesAllLand) {
   std::string run = fixture_run();
   std::string cmd = "for p in 1 2 3 4; do (for i in 1 2 3 4 5; do " + std::string(TOKPERF_BINARY) +
                     " history --record " + run + " --store " + db +
-                    " >/dev/null 2>&1 || echo FAIL; done) & done; wait";
+                    " 2>&1 >/dev/null | sed 's/^/FAIL /'; done) & done; wait";
   std::FILE* p = ::popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string out;
