@@ -36,6 +36,9 @@ int run_cli(int argc, char** argv) {
   register_bench_command(app, cmds);
   register_estimate_command(app, cmds);
   register_sim_command(app, cmds);
+  register_report_command(app, cmds);
+  register_compare_command(app, cmds);
+  register_history_command(app, cmds);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
