@@ -22,7 +22,9 @@
 #include "metrics/stats.h"
 #include "metrics/timeseries.h"
 #include "report/console_table.h"
+#include "report/html_report.h"
 #include "report/json_output.h"
+#include "store/history_store.h"
 
 namespace tokperf {
 namespace {
@@ -160,7 +162,20 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
     Status st = write_json_file(config.out_dir + "/summary.json", summary);
     if (!st) fmt::print(stderr, "tokperf: cannot write summary.json: {}\n", st.error());
     (void)jsonl.close();
-    fmt::print(out, "wrote {}/summary.json, requests.jsonl and timeseries.csv\n", config.out_dir);
+    Status html = write_report_html(config.out_dir);
+    if (!html) fmt::print(stderr, "tokperf: cannot write report.html: {}\n", html.error());
+    fmt::print(out, "wrote {}/: summary.json, requests.jsonl, timeseries.csv{}\n", config.out_dir,
+               html ? ", report.html" : "");
+    if (config.record_history) {
+      auto id = record_run_in_history(config.out_dir, config.history_store);
+      if (id) {
+        fmt::print(out, "recorded as history run #{} (tokperf history; tokperf compare {} …)\n", *id,
+                   *id);
+      } else {
+        fmt::print(stderr, "tokperf: could not record the run in the history store: {}\n",
+                   id.error());
+      }
+    }
   }
   if (!write_error.empty()) {
     fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", write_error);

@@ -33,6 +33,7 @@ class CommandSet {
 };
 
 void register_bench_command(CLI::App& app, CommandSet& cmds);     // cli/bench_cmd.cc
+void register_capacity_command(CLI::App& app, CommandSet& cmds);  // cli/capacity_cmd.cc
 void register_estimate_command(CLI::App& app, CommandSet& cmds);  // cli/estimate_cmd.cc
 void register_sim_command(CLI::App& app, CommandSet& cmds);       // cli/sim_cmd.cc
 void register_report_command(CLI::App& app, CommandSet& cmds);    // cli/report_cmd.cc

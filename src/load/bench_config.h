@@ -64,6 +64,8 @@ struct BenchConfig {
   LoadConfig load;
   SloSpec slo;                        // empty: no objectives
   std::string out_dir;                // empty: no files
+  bool record_history = true;         // record the run in the history store (needs out_dir)
+  std::string history_store;          // empty: the default store (store/history_store.h)
   std::string run_id;                 // prefix of request ids
 };
 
