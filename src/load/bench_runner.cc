@@ -210,7 +210,19 @@ void BenchRunner::plan_open_loop(LevelRunInfo& info) {
   client_queue_.clear();
   next_arrival_ = 0;
   int64_t t0 = level_start_ns_ + kOpenLoopLeadNs;
+  // With any phase given as a duration, every phase is judged by time (counts became time above).
   bool durations = warmup.duration_ns > 0 || plan.measure.duration_ns > 0;
+  LoadPlan timed = plan;
+  PhaseLimit timed_warmup = warmup;
+  if (durations && !spec.is_ramp() && config_.load.trace.empty()) {
+    auto as_time = [&](const PhaseLimit& l) {
+      if (l.none() || l.duration_ns > 0) return l;
+      return PhaseLimit{static_cast<int64_t>(l.requests / spec.start * 1e9), 0};
+    };
+    timed_warmup = as_time(warmup);
+    timed.measure = as_time(plan.measure);
+    timed.cooldown = as_time(plan.cooldown);
+  }
   for (size_t i = 0; i < offsets.size(); ++i) {
     auto idx = static_cast<int64_t>(i);
     Phase p;
@@ -220,7 +232,7 @@ void BenchRunner::plan_open_loop(LevelRunInfo& info) {
     } else if (spec.is_ramp()) {
       p = Phase::kMeasure;
     } else {
-      p = phase_by_limits(plan, warmup, durations ? 0 : idx, durations ? offsets[i] : 0);
+      p = phase_by_limits(timed, timed_warmup, durations ? 0 : idx, durations ? offsets[i] : 0);
     }
     schedule_.push_back(Arrival{t0 + offsets[i], p, idx});
   }
@@ -345,7 +357,11 @@ void BenchRunner::send(InflightRequest* r, RequestTimeline tl, int64_t trace_ind
   in_flight_++;
   if (tl.phase == Phase::kMeasure) {
     measured_in_flight_++;
-    infos_.back().measured_sent++;
+    LevelRunInfo& info = infos_.back();
+    info.measured_sent++;
+    int64_t now = mono_ns();
+    if (info.first_measured_send_ns == 0) info.first_measured_send_ns = now;
+    info.last_measured_send_ns = now;
   }
   self_.peak_in_flight = std::max(self_.peak_in_flight, in_flight_);
   r->start(std::move(tl), req, *transport_);
@@ -428,10 +444,15 @@ void BenchRunner::finish_level() {
       last = std::max(last, a.intended_ns);
       n++;
     }
-    if (n > 1 && info.measured_sent > 1) {
+    // The schedule is a random sample of the target rate; the client's pacing is judged by how
+    // closely the actual sends reproduce the schedule's own rate (n-1 gaps over each span).
+    if (n > 1 && last > first) {
       info.measured_span_s = (last - first) / 1e9;
-      // Sends that happened, spread over the scheduled span: n-1 gaps.
-      info.achieved_rate_rps = (info.measured_sent - 1) / info.measured_span_s;
+      info.scheduled_rate_rps = (n - 1) / info.measured_span_s;
+    }
+    if (info.measured_sent > 1 && info.last_measured_send_ns > info.first_measured_send_ns) {
+      info.achieved_rate_rps = (info.measured_sent - 1) /
+                               ((info.last_measured_send_ns - info.first_measured_send_ns) / 1e9);
     }
     std::vector<double> lag_ms;
     for (int64_t ns : info.send_lag_ns) lag_ms.push_back(ns_to_ms(ns));

@@ -57,7 +57,9 @@ struct LevelRunInfo {
   int64_t measured_sent = 0;                 // measured requests sent
   double measured_span_s = 0;                // first to last measured intended start
   double target_rate_rps = 0;                // open loop
-  double achieved_rate_rps = 0;              // measured sends / their span (open loop)
+  double scheduled_rate_rps = 0;             // measured arrivals / their intended span (the sample)
+  double achieved_rate_rps = 0;              // measured sends / their actual span (open loop)
+  int64_t first_measured_send_ns = 0, last_measured_send_ns = 0;
   std::vector<int64_t> send_lag_ns;          // measured, open loop: dispatch - intended start
   std::string schedule_fingerprint;          // open loop: hex of the arrival offsets
   int64_t scheduled_arrivals = 0;

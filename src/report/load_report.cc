@@ -46,6 +46,7 @@ nlohmann::json level_report_json(const LevelReport& r) {
   }
   if (r.run.open_loop) {
     load["target_rate_rps"] = json_number_or_null(r.run.target_rate_rps);
+    load["scheduled_rate_rps"] = json_number_or_null(r.run.scheduled_rate_rps);
     load["achieved_rate_rps"] = json_number_or_null(r.run.achieved_rate_rps);
     load["send_lag_ms"] = dist_stats_json(r.send_lag_ms);
     load["send_lag_exceeded"] = r.run.send_lag_exceeded;
@@ -83,11 +84,14 @@ std::string render_level_details(const std::vector<LevelSummary>& levels,
     const LevelReport& r = reports[i];
     const std::string& label = levels[i].params.label;
     if (r.run.open_loop && r.send_lag_ms.count > 0) {
+      const LevelSummary& s = levels[i];
       out += fmt::format(
-          "{}: achieved {} req/s of {} target; send lag p50 {} p99 {}; schedule {}{}\n", label,
-          format_rate(r.run.achieved_rate_rps), format_rate(r.run.target_rate_rps),
-          format_ms(r.send_lag_ms.p50), format_ms(r.send_lag_ms.p99),
-          r.run.schedule_fingerprint,
+          "{}: sent {} req/s against a schedule of {} ({} target); send lag p50 {} p99 {}; "
+          "client queue p95 {}, TTFT from intended start p95 {}; schedule {}{}\n",
+          label, format_rate(r.run.achieved_rate_rps), format_rate(r.run.scheduled_rate_rps),
+          format_rate(r.run.target_rate_rps), format_ms(r.send_lag_ms.p50),
+          format_ms(r.send_lag_ms.p99), format_ms(s.queue.p95),
+          format_ms(s.ttft_from_intended.p95), r.run.schedule_fingerprint,
           r.run.send_lag_exceeded ? "  [WARNING: send lag above bound: the client fell behind]"
                                   : "");
     }
