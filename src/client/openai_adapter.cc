@@ -33,6 +33,8 @@ std::string_view excerpt(std::string_view s, size_t max_bytes) {
 
 void add_content(std::string_view text, ChunkInfo& out) {
   out.content_bytes += static_cast<uint32_t>(text.size());
+  // Code points: every byte that is not a UTF-8 continuation byte starts one.
+  for (char c : text) out.content_chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
   if (!out.content_visible) out.content_visible = !trim(text).empty();
 }
 

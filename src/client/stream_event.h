@@ -25,6 +25,7 @@ const char* event_class_name(EventClass c);
 struct ChunkInfo {
   bool role = false;
   uint32_t content_bytes = 0;          // UTF-8 bytes of delta.content / text
+  uint32_t content_chars = 0;          // characters (code points) of that text
   bool content_visible = false;        // content holds a non-whitespace character
   uint32_t reasoning_bytes = 0;
   uint32_t tool_call_bytes = 0;

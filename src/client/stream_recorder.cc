@@ -37,7 +37,7 @@ void StreamRecorder::on_event(const SseEvent& event) {
   if (c.done) tl.saw_done = true;
   if (c.finish) saw_finish_ = true;
   if (c.carries_token()) {
-    TokenEvent ev{now_ns_, -1, c.content_visible};
+    TokenEvent ev{now_ns_, -1, c.content_visible, static_cast<int32_t>(c.content_chars)};
     // With continuous usage (vLLM's continuous_usage_stats) each chunk says how many tokens so far,
     // so the tokens packed into this chunk are known exactly.
     if (c.usage_completion_tokens >= 0) {

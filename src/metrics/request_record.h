@@ -39,6 +39,7 @@ struct TokenEvent {
   int64_t t_ns;            // monotonic arrival time of the bytes that completed the event
   int32_t tokens = -1;     // tokens in this event when the server says (continuous usage), else -1
   bool visible = false;    // carries non-whitespace visible content
+  int32_t chars = 0;       // visible content characters (code points) in this event
 };
 
 struct RequestTimeline {

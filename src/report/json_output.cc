@@ -27,6 +27,14 @@ json json_number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nu
 json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
   json itl = json::array();
   for (double gap : m.itl_ms) itl.push_back(json_number_or_null(gap));
+  // Arrival of each token event from send, and its visible characters: what perceived-speed
+  // figures (time to N characters, reading stall) are computed from.
+  json token_ms = json::array();
+  json content_chars = json::array();
+  for (const TokenEvent& e : t.token_events) {
+    token_ms.push_back(std::round((e.t_ns - t.send_ns) / 1e3) / 1e3);
+    content_chars.push_back(e.chars);
+  }
   json error = nullptr;
   if (!t.ok()) {
     error = {{"kind", error_kind_name(t.error.kind)},
@@ -44,6 +52,8 @@ json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
       {"error", error},
       {"http_status", t.http_status != 0 ? json(t.http_status) : json(nullptr)},
       {"start_unix_us", t.start_unix_us},
+      // Wall-clock label of the intended start (open loop: the schedule; closed loop: the send).
+      {"intended_unix_us", t.start_unix_us - (t.send_ns - t.intended_ns) / 1000},
       {"queue_ms", json_number_or_null(m.queue_ms)},
       {"connect_ms", ms_or_null_if_negative(t.connect_ms)},
       {"ttfb_ms", ms_or_null_if_negative(t.ttfb_ms)},
@@ -55,6 +65,8 @@ json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
       {"ttft_from_intended_ms", json_number_or_null(m.ttft_from_intended_ms)},
       {"e2e_from_intended_ms", json_number_or_null(m.e2e_from_intended_ms)},
       {"itl_ms", std::move(itl)},
+      {"token_ms", std::move(token_ms)},
+      {"content_chars", std::move(content_chars)},
       {"output_tokens", m.output_tokens},
       {"output_tokens_source", m.output_tokens_from_usage ? "usage" : "counted"},
       {"token_events", t.token_events.size()},
