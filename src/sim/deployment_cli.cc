@@ -30,4 +30,14 @@ void add_deployment_flags(CLI::App& sub, DeploymentFlags& f, const std::string& 
   }
 }
 
+bool deployment_flags_given(const CLI::App& sub, const std::string& model_flag) {
+  for (const std::string& name :
+       {model_flag, std::string("--model-config"), std::string("--gpu"), std::string("--gpu-spec"),
+        std::string("--dtype"), std::string("--kv-dtype"), std::string("--tp")}) {
+    const CLI::Option* o = sub.get_option_no_throw(name);
+    if (o != nullptr && o->count() > 0) return true;
+  }
+  return false;
+}
+
 }  // namespace tokperf::sim

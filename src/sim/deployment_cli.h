@@ -18,4 +18,7 @@ namespace tokperf::sim {
 void add_deployment_flags(CLI::App& sub, DeploymentFlags& f,
                           const std::string& model_flag = "--model", const std::string& group = "");
 
+// True when any of the flags above was given on the command line (after parsing).
+bool deployment_flags_given(const CLI::App& sub, const std::string& model_flag = "--model");
+
 }  // namespace tokperf::sim

@@ -350,6 +350,21 @@ std::string SimServer::base_url() const {
   return fmt::format("http://{}:{}/v1", options_.host, port_);
 }
 
+Result<std::unique_ptr<SimServer>> start_sim_target(const DeploymentFlags& flags,
+                                                    const std::string& served_model) {
+  auto d = resolve_deployment(flags);
+  if (!d.ok()) return Error{d.error()};
+  SimServerOptions o;
+  o.deployment = std::move(d).value();
+  o.served_model = served_model;
+  if (o.served_model.empty() && flags.model_config.empty()) o.served_model = flags.model;
+  auto server = SimServer::create(std::move(o));
+  if (!server.ok()) return Error{server.error()};
+  Status st = (*server)->start();
+  if (!st.ok()) return Error{"simulated target: " + st.error()};
+  return std::move(server).value();
+}
+
 std::string describe_simulation(const SimServer& server) {
   const CostModel& c = server.cost();
   const Deployment& d = c.deployment();

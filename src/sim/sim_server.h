@@ -22,6 +22,7 @@
 
 #include "core/result.h"
 #include "sim/cost_model.h"
+#include "sim/deployment.h"
 #include "sim/engine.h"
 #include "sim/realtime_driver.h"
 
@@ -85,6 +86,11 @@ class SimServer {
   bool running_ = false;
   SimServerCounters counters_;
 };
+
+// `tokperf bench` without --url: a started server on 127.0.0.1 (ephemeral port) for these deployment
+// flags, with default engine settings. served_model empty: the --sim-model id (e.g. llama-2-7b).
+Result<std::unique_ptr<SimServer>> start_sim_target(const DeploymentFlags& flags,
+                                                    const std::string& served_model);
 
 // One line saying what is simulated: model, dtype, GPUs, KV capacity, engine limits.
 std::string describe_simulation(const SimServer& server);
