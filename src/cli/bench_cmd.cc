@@ -19,6 +19,8 @@
 #include "client/server_probe.h"
 #include "core/units.h"
 #include "load/bench_runner.h"
+#include "sim/deployment_cli.h"
+#include "sim/sim_server.h"
 #include "workload/prompt.h"
 
 namespace tokperf {
@@ -48,6 +50,8 @@ struct BenchFlags {
   std::string out_dir;
   bool json = false;
   bool no_progress = false;
+  sim::DeploymentFlags sim;  // the built-in simulated target, used when --url is absent
+  bool sim_flags_given = false;
 };
 
 std::vector<int> parse_concurrency_list(const std::string& text) {
@@ -185,9 +189,21 @@ Result<std::vector<std::string>> prepare(BenchConfig& c, std::vector<std::string
 }
 
 int run_bench(BenchFlags& flags) {
+  // Without --url: the simulated engine in-process on an ephemeral loopback port, measured through
+  // the same HTTP path as a real server (docs/SIMULATOR.md).
+  std::unique_ptr<sim::SimServer> simulated;
   if (flags.url.empty()) {
-    throw UsageError("--url is required: the base URL of an OpenAI-compatible server, e.g. "
-                     "--url http://127.0.0.1:8000/v1");
+    auto s = sim::start_sim_target(flags.sim, flags.model);
+    if (!s) throw UsageError(s.error());
+    simulated = std::move(s).value();
+    flags.url = simulated->base_url();
+    fmt::print(stderr,
+               "tokperf: no --url, so benchmarking the built-in simulated engine at {}: {} "
+               "(repeated prompts hit its prefix cache, as on vLLM; --unique-prompts avoids it)\n",
+               flags.url, sim::describe_simulation(*simulated));
+  } else if (flags.sim_flags_given) {
+    throw UsageError("--sim-model, --model-config, --gpu, --gpu-spec, --dtype, --kv-dtype and --tp "
+                     "describe the simulated target; they cannot be combined with --url");
   }
   BenchConfig config = make_config(flags);
   std::vector<std::string> notes;
@@ -206,7 +222,9 @@ void register_bench_command(CLI::App& app, CommandSet& cmds) {
   CLI::App* sub = app.add_subcommand(
       "bench", "Measure TTFT, TPOT, ITL and E2E of a streaming endpoint under closed-loop load");
   auto* target = "Target";
-  sub->add_option("--url", flags->url, "Base URL of an OpenAI-compatible server (with or without /v1)")
+  sub->add_option("--url", flags->url,
+                  "Base URL of an OpenAI-compatible server (with or without /v1); without it, the "
+                  "built-in simulated engine is started and measured")
       ->group(target);
   sub->add_option("--api", flags->api, "chat (POST /chat/completions) or completions")
       ->capture_default_str()->group(target);
@@ -257,7 +275,11 @@ void register_bench_command(CLI::App& app, CommandSet& cmds) {
   sub->add_flag("--json", flags->json, "Print summary.json to stdout (the table goes to stderr)")
       ->group(out);
   sub->add_flag("--no-progress", flags->no_progress, "No live progress line")->group(out);
-  cmds.add(sub, [flags] { return run_bench(*flags); });
+  sim::add_deployment_flags(*sub, flags->sim, "--sim-model", "Simulated target (without --url)");
+  cmds.add(sub, [flags, sub] {
+    flags->sim_flags_given = sim::deployment_flags_given(*sub, "--sim-model");
+    return run_bench(*flags);
+  });
 }
 
 }  // namespace tokperf
