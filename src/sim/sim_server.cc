@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <time.h>
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -78,6 +80,7 @@ struct SimServer::Impl {
   std::unordered_map<uint64_t, std::unique_ptr<Stream>> streams;
   uint64_t next_id = 1;
   int64_t tokens_emitted = 0;
+  double loop_cpu_s = 0;
   bool prefix_hashes = true;
   int64_t block_size = 16;
 
@@ -319,7 +322,12 @@ Status SimServer::start() {
   }
   port_ = impl->http->port();
   running_ = true;
-  thread_ = std::thread([impl] { impl->loop.run(); });
+  thread_ = std::thread([impl] {
+    impl->loop.run();
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    impl->loop_cpu_s = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+  });
   return Status::Ok();
 }
 
@@ -343,6 +351,7 @@ SimServerReport SimServer::report() const {
   r.lag = impl_->driver->lag();
   r.engine = impl_->driver->engine_stats();
   r.tokens_emitted = impl_->tokens_emitted;
+  r.loop_cpu_s = impl_->loop_cpu_s;
   return r;
 }
 
@@ -353,7 +362,12 @@ std::string SimServer::base_url() const {
 Result<std::unique_ptr<SimServer>> start_sim_target(const DeploymentFlags& flags,
                                                     const std::string& served_model) {
   auto d = resolve_deployment(flags);
-  if (!d.ok()) return Error{d.error()};
+  if (!d.ok()) {
+    // bench names the model flag --sim-model (its --model is the served id).
+    std::string message = d.error();
+    if (message.rfind("--model ", 0) == 0) message.insert(2, "sim-");
+    return Error{message};
+  }
   SimServerOptions o;
   o.deployment = std::move(d).value();
   o.served_model = served_model;

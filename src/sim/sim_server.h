@@ -50,6 +50,7 @@ struct SimServerReport {
   RealtimeDriver::Lag lag;
   EngineStats engine;
   int64_t tokens_emitted = 0;
+  double loop_cpu_s = 0;  // CPU time of the server's loop thread (one core at most)
 };
 
 class SimServer {
