@@ -110,7 +110,8 @@ double percentile_ms(std::vector<int64_t> ns, double p) {
 
 int serve_sim(const SimServeConfig& c) {
   if (c.port < 0 || c.port > 65535) {
-    throw UsageError(fmt::format("--port {} is out of range; accepted: 0 (ephemeral) to 65535", c.port));
+    throw UsageError(
+        fmt::format("--port {} is out of range; accepted: 0 (ephemeral) to 65535", c.port));
   }
   if (c.max_seconds < 0) throw UsageError("--max-seconds must be 0 (no limit) or more");
   if (c.max_requests < 0) throw UsageError("--max-requests must be 0 (no limit) or more");
@@ -123,7 +124,8 @@ int serve_sim(const SimServeConfig& c) {
   o.port = static_cast<uint16_t>(c.port);
   o.served_model = c.served_model;
   // The id the user typed (llama-2-7b) rather than the display name, as vLLM serves the model path.
-  if (o.served_model.empty() && c.deployment.model_config.empty()) o.served_model = c.deployment.model;
+  if (o.served_model.empty() && c.deployment.model_config.empty())
+    o.served_model = c.deployment.model;
   auto server = sim::SimServer::create(o);
   if (!server.ok()) throw UsageError(server.error());
   sim::SimServer& s = **server;
@@ -169,10 +171,11 @@ int serve_sim(const SimServeConfig& c) {
       why, k.finished.load(), k.aborted.load(), k.rejected.load(), r.tokens_emitted,
       r.engine.steps_total, r.engine.preemptions_total);
   if (r.lag.steps > 0) {
-    fmt::print("server lag (step end vs deadline): p50 {:.3f} ms, p99 {:.3f} ms, max {:.3f} ms; "
-               "{} re-bases\n",
-               percentile_ms(r.lag.samples_ns, 50), percentile_ms(r.lag.samples_ns, 99),
-               ns_to_ms(r.lag.max_ns), r.lag.rebases);
+    fmt::print(
+        "server lag (step end vs deadline): p50 {:.3f} ms, p99 {:.3f} ms, max {:.3f} ms; "
+        "{} re-bases\n",
+        percentile_ms(r.lag.samples_ns, 50), percentile_ms(r.lag.samples_ns, 99),
+        ns_to_ms(r.lag.max_ns), r.lag.rebases);
   }
   return kExitOk;
 }
@@ -214,11 +217,13 @@ void register_sim_command(CLI::App& app, CommandSet& cmds) {
                     "model id in /v1/models and responses (default: the --model name)");
   serve->add_option("--max-num-seqs", scfg->engine.max_num_seqs, "engine batch limit")
       ->capture_default_str();
-  serve->add_option("--max-num-batched-tokens", scfg->engine.max_num_batched_tokens,
-                    "engine per-step token budget")
+  serve
+      ->add_option("--max-num-batched-tokens", scfg->engine.max_num_batched_tokens,
+                   "engine per-step token budget")
       ->capture_default_str();
-  serve->add_option("--eos-mean-tokens", scfg->engine.eos_mean_tokens,
-                    "mean output length (exponential, capped by max_tokens) without ignore_eos")
+  serve
+      ->add_option("--eos-mean-tokens", scfg->engine.eos_mean_tokens,
+                   "mean output length (exponential, capped by max_tokens) without ignore_eos")
       ->capture_default_str();
   serve->add_flag("!--no-prefix-caching", scfg->engine.enable_prefix_caching,
                   "turn the prefix cache off");
@@ -226,8 +231,9 @@ void register_sim_command(CLI::App& app, CommandSet& cmds) {
       ->capture_default_str();
   serve->add_option("--max-seconds", scfg->max_seconds, "stop after this many seconds (0: never)")
       ->capture_default_str();
-  serve->add_option("--max-requests", scfg->max_requests,
-                    "stop after this many generation requests ended (0: never)")
+  serve
+      ->add_option("--max-requests", scfg->max_requests,
+                   "stop after this many generation requests ended (0: never)")
       ->capture_default_str();
   cmds.add(serve, [scfg] { return serve_sim(*scfg); });
 }

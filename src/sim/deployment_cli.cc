@@ -7,15 +7,17 @@ namespace tokperf::sim {
 void add_deployment_flags(CLI::App& sub, DeploymentFlags& f, const std::string& model_flag,
                           const std::string& group) {
   std::vector<CLI::Option*> opts;
-  opts.push_back(sub.add_option(model_flag, f.model,
-                 "built-in model: llama-2-7b, llama-2-70b, llama-3.1-8b, llama-3.1-70b, "
-                 "qwen2.5-7b, qwen2.5-72b, mistral-7b, mixtral-8x7b, deepseek-v3")
-      ->capture_default_str());
+  opts.push_back(
+      sub.add_option(model_flag, f.model,
+                     "built-in model: llama-2-7b, llama-2-70b, llama-3.1-8b, llama-3.1-70b, "
+                     "qwen2.5-7b, qwen2.5-72b, mistral-7b, mixtral-8x7b, deepseek-v3")
+          ->capture_default_str());
   opts.push_back(sub.add_option("--model-config", f.model_config,
                                 "a Hugging Face config.json to use instead of " + model_flag));
   opts.push_back(
-      sub.add_option("--gpu", f.gpu,
-                     "built-in GPU: a100-40g, a100-80g, h100, h200, l40s, rtx4090, a10g, l4, mi300x")
+      sub.add_option(
+             "--gpu", f.gpu,
+             "built-in GPU: a100-40g, a100-80g, h100, h200, l40s, rtx4090, a10g, l4, mi300x")
           ->capture_default_str());
   opts.push_back(
       sub.add_option("--gpu-spec", f.gpu_spec, "a GPU spec JSON file to use instead of --gpu"));

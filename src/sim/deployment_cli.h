@@ -12,9 +12,9 @@ class App;
 
 namespace tokperf::sim {
 
-// `f` must outlive parsing; CLI11 writes into it. `model_flag` names the model option: "--model" for
-// the simulator's own commands; bench, whose --model is the served model id, passes "--sim-model".
-// A non-empty `group` puts the flags under that heading in --help.
+// `f` must outlive parsing; CLI11 writes into it. `model_flag` names the model option: "--model"
+// for the simulator's own commands; bench, whose --model is the served model id, passes
+// "--sim-model". A non-empty `group` puts the flags under that heading in --help.
 void add_deployment_flags(CLI::App& sub, DeploymentFlags& f,
                           const std::string& model_flag = "--model", const std::string& group = "");
 

@@ -41,9 +41,9 @@ OpenAiChunks::OpenAiChunks(std::string_view model, bool chat, uint64_t request_i
       chat_(chat),
       created_(created_unix_s),
       model_escaped_(json_escape_text(model)) {
-  head_ = fmt::format(R"(data: {{"id":"{}","object":"{}","created":{},"model":"{}","choices":)",
-                      id_, chat ? "chat.completion.chunk" : "text_completion", created_,
-                      model_escaped_);
+  head_ =
+      fmt::format(R"(data: {{"id":"{}","object":"{}","created":{},"model":"{}","choices":)", id_,
+                  chat ? "chat.completion.chunk" : "text_completion", created_, model_escaped_);
 }
 
 void OpenAiChunks::role(std::string& out) const {
@@ -58,7 +58,7 @@ void OpenAiChunks::token(std::string& out, std::string_view text) const {
   out += chat_ ? R"([{"index":0,"delta":{"content":")" : R"([{"index":0,"text":")";
   out += json_escape_text(text);
   out += chat_ ? R"("},"logprobs":null,"finish_reason":null}]})"
-                : R"(","logprobs":null,"finish_reason":null}]})";
+               : R"(","logprobs":null,"finish_reason":null}]})";
   out += "\n\n";
 }
 
@@ -70,8 +70,7 @@ void OpenAiChunks::finish(std::string& out, std::string_view finish_reason) cons
   out += "\n\n";
 }
 
-void OpenAiChunks::usage(std::string& out, int64_t prompt_tokens,
-                         int64_t completion_tokens) const {
+void OpenAiChunks::usage(std::string& out, int64_t prompt_tokens, int64_t completion_tokens) const {
   out += head_;
   fmt::format_to(std::back_inserter(out),
                  R"([],"usage":{{"prompt_tokens":{},"total_tokens":{},"completion_tokens":{}}}}})",

@@ -3,13 +3,13 @@
 // clock is CLOCK_MONOTONIC in ns (the loop's clock), so SeqEvent::t_ns is the step's deadline.
 //
 // Timing: a step starting at S with modelled duration D has its deadline at S + D on an absolute
-// timer; the next step starts at that deadline (not at when the timer fired), so scheduling delays do
-// not accumulate. If the loop falls more than kMaxCatchUpNs behind, the schedule is re-based on the
-// present (counted in rebases) rather than bursting to catch up. An idle engine starts a step on the
-// next loop turn after a submission, so requests arriving in one burst share the first step.
+// timer; the next step starts at that deadline (not at when the timer fired), so scheduling delays
+// do not accumulate. If the loop falls more than kMaxCatchUpNs behind, the schedule is re-based on
+// the present (counted in rebases) rather than bursting to catch up. An idle engine starts a step
+// on the next loop turn after a submission, so requests arriving in one burst share the first step.
 //
-// Thread rules: loop thread only (construct anywhere before the loop runs). Sinks are called from the
-// loop; a sink may call submit() or abort() (for any id).
+// Thread rules: loop thread only (construct anywhere before the loop runs). Sinks are called from
+// the loop; a sink may call submit() or abort() (for any id).
 #pragma once
 
 #include <cstdint>

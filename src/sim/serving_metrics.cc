@@ -13,8 +13,8 @@ std::vector<double> ttft_buckets() {
           1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
 }
 std::vector<double> itl_buckets() {
-  return {0.01, 0.025, 0.05, 0.075, 0.1,  0.15, 0.2,  0.3,  0.4, 0.5,
-          0.75, 1.0,   2.5,  5.0,   7.5,  10.0, 20.0, 40.0, 80.0};
+  return {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,  0.3,  0.4, 0.5,
+          0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0};
 }
 std::vector<double> e2e_buckets() {
   return {0.3,  0.5,  0.8,  1.0,  1.5,   2.0,   2.5,   5.0,   10.0,   15.0,  20.0,
@@ -95,8 +95,9 @@ std::string render_prometheus(const ServingMetrics& m, const EngineStats& engine
   for (const auto& [reason, n] : {std::pair<const char*, int64_t>{"length", m.success_length},
                                   {"stop", m.success_stop},
                                   {"abort", m.aborted}}) {
-    fmt::format_to(std::back_inserter(out), "vllm:request_success_total{{{},finished_reason=\"{}\"}} {}\n",
-                   label, reason, n);
+    fmt::format_to(std::back_inserter(out),
+                   "vllm:request_success_total{{{},finished_reason=\"{}\"}} {}\n", label, reason,
+                   n);
   }
   counter("vllm:prefix_cache_queries", "Prefix-cache queries, in tokens.",
           engine.prefix_queries_tokens);

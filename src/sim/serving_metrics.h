@@ -1,6 +1,6 @@
 // What the simulated server counts about itself, rendered in vLLM's Prometheus names (V1 engine,
-// https://docs.vllm.ai/en/latest/design/metrics.html) so dashboards and scrapers built for vLLM read
-// it unchanged. Buckets are vLLM's. Values are in seconds as vLLM's are; KV-cache usage is a
+// https://docs.vllm.ai/en/latest/design/metrics.html) so dashboards and scrapers built for vLLM
+// read it unchanged. Buckets are vLLM's. Values are in seconds as vLLM's are; KV-cache usage is a
 // fraction (1 = 100%), exported both as the V1 name and the V0 `gpu_cache_usage_perc`.
 //
 // Thread rules: owned and updated by the server's loop thread; render() on that thread too.
@@ -35,11 +35,11 @@ class PromHistogram {
 struct ServingMetrics {
   ServingMetrics();
 
-  PromHistogram ttft_s;     // vllm:time_to_first_token_seconds
-  PromHistogram itl_s;      // vllm:inter_token_latency_seconds (one sample per token gap)
-  PromHistogram tpot_s;     // vllm:time_per_output_token_seconds (V0 name, same samples)
-  PromHistogram e2e_s;      // vllm:e2e_request_latency_seconds
-  int64_t prompt_tokens_total = 0;      // vllm:prompt_tokens_total (finished requests)
+  PromHistogram ttft_s;             // vllm:time_to_first_token_seconds
+  PromHistogram itl_s;              // vllm:inter_token_latency_seconds (one sample per token gap)
+  PromHistogram tpot_s;             // vllm:time_per_output_token_seconds (V0 name, same samples)
+  PromHistogram e2e_s;              // vllm:e2e_request_latency_seconds
+  int64_t prompt_tokens_total = 0;  // vllm:prompt_tokens_total (finished requests)
   int64_t generation_tokens_total = 0;  // vllm:generation_tokens_total (every emitted token)
   int64_t success_length = 0;           // vllm:request_success_total{finished_reason="length"}
   int64_t success_stop = 0;             // ... {finished_reason="stop"}

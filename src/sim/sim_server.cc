@@ -100,8 +100,12 @@ void SimServer::Impl::error(HttpResponse& resp, int status, const std::string& m
 
 void SimServer::Impl::models(HttpResponse& resp) {
   const std::string& m = owner->served_model_;
-  nlohmann::json model = {{"id", m},           {"object", "model"},     {"created", kCreatedUnixS},
-                          {"owned_by", "tokperf-sim"}, {"root", m}, {"max_model_len", owner->max_model_len_}};
+  nlohmann::json model = {{"id", m},
+                          {"object", "model"},
+                          {"created", kCreatedUnixS},
+                          {"owned_by", "tokperf-sim"},
+                          {"root", m},
+                          {"max_model_len", owner->max_model_len_}};
   nlohmann::json j = {{"object", "list"}, {"data", nlohmann::json::array({model})}};
   resp.reply_json(200, j.dump());
 }
@@ -138,14 +142,16 @@ void SimServer::Impl::generate(HttpRequest& req, std::shared_ptr<HttpResponse> r
   }
   if (body.contains("model") && body["model"].is_string() &&
       body["model"].get<std::string>() != owner->served_model_) {
-    return reject(404, fmt::format("The model `{}` does not exist; this server serves `{}`.",
-                                   body["model"].get<std::string>(), owner->served_model_),
+    return reject(404,
+                  fmt::format("The model `{}` does not exist; this server serves `{}`.",
+                              body["model"].get<std::string>(), owner->served_model_),
                   "NotFoundError");
   }
   if (chat && (!body.contains("messages") || !body["messages"].is_array())) {
     return reject(400, "\"messages\" must be a list of messages", "BadRequestError");
   }
-  if (!chat && !body.contains("prompt")) return reject(400, "\"prompt\" is required", "BadRequestError");
+  if (!chat && !body.contains("prompt"))
+    return reject(400, "\"prompt\" is required", "BadRequestError");
   if (body.value("n", 1) != 1) return reject(400, "only n = 1 is simulated", "BadRequestError");
 
   const std::string text = prompt_text(body, chat);
@@ -163,17 +169,17 @@ void SimServer::Impl::generate(HttpRequest& req, std::shared_ptr<HttpResponse> r
     return reject(400, "max_tokens must be at least 1", "BadRequestError");
   }
   if (max_tokens > room || room < 1) {
-    return reject(400,
-                  fmt::format("This model's maximum context length is {} tokens. However, you "
-                              "requested {} tokens ({} in the messages, {} in the completion).",
-                              owner->max_model_len_, prompt_tokens + max_tokens, prompt_tokens,
-                              max_tokens),
-                  "BadRequestError");
+    return reject(
+        400,
+        fmt::format("This model's maximum context length is {} tokens. However, you "
+                    "requested {} tokens ({} in the messages, {} in the completion).",
+                    owner->max_model_len_, prompt_tokens + max_tokens, prompt_tokens, max_tokens),
+        "BadRequestError");
   }
 
   const uint64_t id = next_id++;
-  auto s = std::make_unique<Stream>(
-      id, resp, OpenAiChunks(owner->served_model_, chat, id, kCreatedUnixS));
+  auto s = std::make_unique<Stream>(id, resp,
+                                    OpenAiChunks(owner->served_model_, chat, id, kCreatedUnixS));
   s->chat = chat;
   s->stream = body.value("stream", false);
   s->include_usage = s->stream && body.contains("stream_options") &&
@@ -263,7 +269,8 @@ void SimServer::Impl::handle(HttpRequest& req, std::shared_ptr<HttpResponse> res
     return generate(req, std::move(resp), false);
   }
   if (req.method == "GET" && (p == "/v1/models" || p == "/models")) return models(*resp);
-  if (req.method == "POST" && (p == "/tokenize" || p == "/v1/tokenize")) return tokenize(req, *resp);
+  if (req.method == "POST" && (p == "/tokenize" || p == "/v1/tokenize"))
+    return tokenize(req, *resp);
   if (req.method == "GET" && p == "/health") {
     resp->start(200, {}, HttpResponse::Mode::kContentLength);
     return;
@@ -294,8 +301,9 @@ Result<std::unique_ptr<SimServer>> SimServer::create(SimServerOptions options) {
   s->served_model_ =
       s->options_.served_model.empty() ? cost.deployment().model.name : s->options_.served_model;
   const EngineConfig& e = s->options_.engine;
-  const int64_t kv_tokens = e.num_blocks > 0 ? e.num_blocks * e.block_size
-                                             : cost.kv_capacity_tokens() / e.block_size * e.block_size;
+  const int64_t kv_tokens = e.num_blocks > 0
+                                ? e.num_blocks * e.block_size
+                                : cost.kv_capacity_tokens() / e.block_size * e.block_size;
   const int64_t ctx = cost.deployment().model.max_context;
   s->max_model_len_ = ctx > 0 ? std::min(ctx, kv_tokens) : kv_tokens;
   return s;

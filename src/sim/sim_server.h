@@ -88,8 +88,9 @@ class SimServer {
   SimServerCounters counters_;
 };
 
-// `tokperf bench` without --url: a started server on 127.0.0.1 (ephemeral port) for these deployment
-// flags, with default engine settings. served_model empty: the --sim-model id (e.g. llama-2-7b).
+// `tokperf bench` without --url: a started server on 127.0.0.1 (ephemeral port) for these
+// deployment flags, with default engine settings. served_model empty: the --sim-model id (e.g.
+// llama-2-7b).
 Result<std::unique_ptr<SimServer>> start_sim_target(const DeploymentFlags& flags,
                                                     const std::string& served_model);
 

@@ -34,8 +34,8 @@ uint64_t mix(uint64_t h, uint64_t v) {
 }
 
 constexpr std::array<std::string_view, 16> kFiller = {
-    "The ",    "simulated ", "engine ", "streams ",  "these ",  "words ", "at ",    "the ",
-    "speed ",  "its ",       "cost ",   "model ",    "predicts ", "for ",  "each ", "step. "};
+    "The ",   "simulated ", "engine ", "streams ", "these ",    "words ", "at ",   "the ",
+    "speed ", "its ",       "cost ",   "model ",   "predicts ", "for ",   "each ", "step. "};
 
 }  // namespace
 
@@ -47,7 +47,8 @@ int64_t count_tokens(std::string_view text) {
 
 std::vector<int32_t> tokenize(std::string_view text) {
   std::vector<int32_t> ids;
-  for_each_word(text, [&](std::string_view w) { ids.push_back(static_cast<int32_t>(fnv1a(w) % 32000)); });
+  for_each_word(text,
+                [&](std::string_view w) { ids.push_back(static_cast<int32_t>(fnv1a(w) % 32000)); });
   return ids;
 }
 

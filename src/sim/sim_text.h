@@ -1,7 +1,7 @@
 // The simulated server's text model: a deterministic tokenizer (one token per whitespace-separated
 // word) used both by POST /tokenize and to size the prompt the engine prefills, so a client that
-// builds prompts with /tokenize gets exactly the prefill it asked for; and deterministic filler text
-// for generated tokens. Pure functions; any thread.
+// builds prompts with /tokenize gets exactly the prefill it asked for; and deterministic filler
+// text for generated tokens. Pure functions; any thread.
 #pragma once
 
 #include <cstdint>

@@ -56,7 +56,7 @@ TEST(RealtimeDriver, MatchesTheVirtualTimeEngineStepForStep) {
     EXPECT_EQ(got[i].kind, expected[i].kind) << i;
     EXPECT_EQ(got[i].request_id, expected[i].request_id) << i;
     EXPECT_EQ(got[i].t_ns - origin, expected[i].t_ns) << i;  // deadlines exactly as in virtual time
-    EXPECT_GE(delivered_ns[i], got[i].t_ns) << i;             // never before the step ends
+    EXPECT_GE(delivered_ns[i], got[i].t_ns) << i;            // never before the step ends
   }
   EXPECT_EQ(driver.lag().steps, engine.stats().steps_total);
   EXPECT_EQ(driver.live_requests(), 0u);
@@ -67,12 +67,17 @@ TEST(RealtimeDriver, AbortFreesKvAndSilencesTheRequest) {
   EventLoop loop;
   RealtimeDriver driver(loop, cost, EngineConfig{});
   int events_1 = 0, finished_2 = 0;
-  ASSERT_TRUE(driver.submit(request(1, 64, 1000), [&](const SeqEvent&) {
-    if (++events_1 == 2) driver.abort(1);  // from inside its own sink
-  }).ok());
-  ASSERT_TRUE(driver.submit(request(2, 64, 10), [&](const SeqEvent& ev) {
-    finished_2 += ev.kind == SeqEventKind::kFinished;
-  }).ok());
+  ASSERT_TRUE(driver
+                  .submit(request(1, 64, 1000),
+                          [&](const SeqEvent&) {
+                            if (++events_1 == 2) driver.abort(1);  // from inside its own sink
+                          })
+                  .ok());
+  ASSERT_TRUE(
+      driver
+          .submit(request(2, 64, 10),
+                  [&](const SeqEvent& ev) { finished_2 += ev.kind == SeqEventKind::kFinished; })
+          .ok());
   const int64_t give_up = mono_ns() + 5'000'000'000;
   while (finished_2 < 1 && mono_ns() < give_up) loop.run_once(10'000'000);
   ASSERT_EQ(finished_2, 1);

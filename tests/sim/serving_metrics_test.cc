@@ -7,10 +7,10 @@ namespace {
 
 TEST(PromHistogram, BoundsAreInclusiveUpperEdges) {
   PromHistogram h({0.01, 0.1});
-  h.observe(0.01);   // le="0.01"
-  h.observe(0.05);   // le="0.1"
-  h.observe(0.1);    // le="0.1"
-  h.observe(3.0);    // +Inf
+  h.observe(0.01);  // le="0.01"
+  h.observe(0.05);  // le="0.1"
+  h.observe(0.1);   // le="0.1"
+  h.observe(3.0);   // +Inf
   EXPECT_EQ(h.buckets(), (std::vector<int64_t>{1, 2, 1}));
   EXPECT_EQ(h.count(), 4);
   EXPECT_DOUBLE_EQ(h.sum(), 3.16);

@@ -165,8 +165,9 @@ TEST(SimServer, NonStreamingOutputLengthComesFromTheEngineDistribution) {
 TEST(SimServer, MetricsAreConsistentWithWhatWasServed) {
   auto s = start_server();
   for (int i = 0; i < 3; ++i) {
-    auto r = post(s->base_url() + "/completions",
-                  {{"prompt", "a b c d"}, {"max_tokens", 5}, {"ignore_eos", true}, {"stream", true}});
+    auto r =
+        post(s->base_url() + "/completions",
+             {{"prompt", "a b c d"}, {"max_tokens", 5}, {"ignore_eos", true}, {"stream", true}});
     ASSERT_EQ(r.status, 200);
   }
   auto m = scrape(*s);
@@ -174,7 +175,8 @@ TEST(SimServer, MetricsAreConsistentWithWhatWasServed) {
   EXPECT_EQ(m["vllm:num_requests_waiting" + kLabel], 0);
   EXPECT_EQ(m["vllm:generation_tokens_total" + kLabel], 15);
   EXPECT_EQ(m["vllm:prompt_tokens_total" + kLabel], 12);
-  EXPECT_EQ(m["vllm:request_success_total{model_name=\"sim-model\",finished_reason=\"length\"}"], 3);
+  EXPECT_EQ(m["vllm:request_success_total{model_name=\"sim-model\",finished_reason=\"length\"}"],
+            3);
   EXPECT_EQ(m["vllm:time_to_first_token_seconds_count" + kLabel], 3);
   EXPECT_EQ(m["vllm:inter_token_latency_seconds_count" + kLabel], 12);  // 4 gaps x 3
   EXPECT_EQ(m["vllm:e2e_request_latency_seconds_count" + kLabel], 3);
@@ -215,9 +217,10 @@ void stream_then_disconnect(uint16_t port) {
   const std::string body =
       R"({"prompt":"a b c d e f g h i j k l m n o p q r s t u v w x y z","max_tokens":2000,)"
       R"("ignore_eos":true,"stream":true})";
-  const std::string req = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                          "application/json\r\nContent-Length: " +
-                          std::to_string(body.size()) + "\r\n\r\n" + body;
+  const std::string req =
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+      "application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
   ASSERT_EQ(write(fd, req.data(), req.size()), static_cast<ssize_t>(req.size()));
   std::string got;
   char buf[4096];
@@ -251,7 +254,9 @@ RequestTimeline median_by(std::vector<RequestTimeline>& v, double (*key)(const R
   std::sort(v.begin(), v.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
   return v[v.size() / 2];
 }
-double ttft_ms(const RequestTimeline& t) { return ns_to_ms(t.token_events.front().t_ns - t.send_ns); }
+double ttft_ms(const RequestTimeline& t) {
+  return ns_to_ms(t.token_events.front().t_ns - t.send_ns);
+}
 double tpot_ms(const RequestTimeline& t) {
   const auto& e = t.token_events;
   return ns_to_ms(e.back().t_ns - e.front().t_ns) / static_cast<double>(e.size() - 1);
