@@ -65,9 +65,10 @@ void run_one(const Flags& f, int streams) {
   c.prompt.text = paragraph_words(f.input_tokens - 6);  // + the 6-word unique prefix
   c.prompt.unique_prefix = true;
   c.prompt.output_tokens = f.output_tokens;
-  c.load.concurrency = {streams};
-  c.load.requests = streams;
-  c.load.warmup = 0;
+  c.load.plan.levels = {LevelSpec{LoadMode::kConcurrency, double(streams), double(streams), 0}};
+  c.load.plan.measure = PhaseLimit{0, streams};
+  c.load.default_warmup = false;  // no warm-up: every request is measured
+  c.load.stop_on_saturation = false;
   c.load.timeout_ns = 300'000'000'000;
   c.load.progress = false;
   c.run_id = "simbench";

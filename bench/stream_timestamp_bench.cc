@@ -71,9 +71,8 @@ Outcome run_tokperf(int streams, int tokens, double itl_ms) {
   c.target.include_usage = false;
   c.prompt.text = "hello";
   c.prompt.output_tokens = tokens;
-  c.load.concurrency = {streams};
-  c.load.requests = streams;
-  c.load.warmup = streams;  // opens every connection before measuring
+  c.load.plan.levels = {LevelSpec{LoadMode::kConcurrency, double(streams), double(streams), 0}};
+  c.load.plan.measure = PhaseLimit{0, streams};  // default warm-up: one per slot opens every connection
   c.load.progress = false;
   c.run_id = "bench";
   std::vector<RequestTimeline> measured;

@@ -8,9 +8,13 @@ pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev   # libFuzzer targets
   python3                    # bench/ scripts and numpy-free reference checks
+  chromium                   # headless browser test of report.html
 )
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+# npm fetches report.html's chart library at build time (web/package.json); any Node.js >= 18 will do,
+# so an existing non-Debian install (e.g. NodeSource) is kept.
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 if ((${#missing[@]})); then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"

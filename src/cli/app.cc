@@ -34,8 +34,12 @@ int run_cli(int argc, char** argv) {
   app.get_formatter()->column_width(34);
   CommandSet cmds;
   register_bench_command(app, cmds);
+  register_capacity_command(app, cmds);
   register_estimate_command(app, cmds);
   register_sim_command(app, cmds);
+  register_report_command(app, cmds);
+  register_compare_command(app, cmds);
+  register_history_command(app, cmds);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,8 +9,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/knee.h"
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "report/load_report.h"
 #include "client/request_builder.h"
 #include "core/clock.h"
 #include "core/units.h"
@@ -18,8 +20,11 @@
 #include "metrics/aggregate.h"
 #include "metrics/client_health.h"
 #include "metrics/stats.h"
+#include "metrics/timeseries.h"
 #include "report/console_table.h"
+#include "report/html_report.h"
 #include "report/json_output.h"
+#include "store/history_store.h"
 
 namespace tokperf {
 namespace {
@@ -47,10 +52,29 @@ ClientHealth health_from(const ClientSelfMeasure& m) {
 
 void print_progress(const LevelProgress& p) {
   std::string count = p.total > 0 ? fmt::format("{}/{}", p.done, p.total) : fmt::format("{}", p.done);
-  fmt::print(stderr, "\r\033[K  c={:<4} {:>11} done  {} errors  TTFT p50 {}  {} tok/s  {:.0f}s",
-             p.concurrency, count, p.errors, format_ms(p.ttft_p50_ms), format_rate(p.output_tok_s),
-             p.elapsed_s);
+  std::string queued = p.queued > 0 ? fmt::format("  {} queued", p.queued) : "";
+  fmt::print(stderr,
+             "\r\033[K  {:<12} {:>11} done  {} errors  {} in flight{}  TTFT p50 {}  {} tok/s  {:.0f}s",
+             p.label, count, p.errors, p.in_flight, queued, format_ms(p.ttft_p50_ms),
+             format_rate(p.output_tok_s), p.elapsed_s);
   std::fflush(stderr);
+}
+
+LevelParams level_params(const BenchConfig& config, size_t i) {
+  const LevelSpec& spec = config.load.plan.levels[i];
+  LevelParams p;
+  p.level = static_cast<int>(i);
+  if (!config.load.trace.empty()) {
+    p.label = "trace";
+  } else {
+    p.label = spec.label();
+    if (spec.mode == LoadMode::kConcurrency) {
+      p.concurrency = static_cast<int>(spec.start);
+    } else {
+      p.target_rate_rps = spec.is_ramp() ? (spec.start + spec.end) / 2 : spec.start;
+    }
+  }
+  return p;
 }
 
 }  // namespace
@@ -69,20 +93,17 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
     Status st = jsonl.open(config.out_dir + "/requests.jsonl");
     if (!st) throw UsageError(fmt::format("--out '{}': {}", config.out_dir, st.error()));
   }
-
-  std::vector<LevelAccumulator> levels;
-  for (size_t i = 0; i < config.load.concurrency.size(); ++i) {
-    LevelParams p;
-    p.label = fmt::format("c={}", config.load.concurrency[i]);
-    p.level = static_cast<int>(i);
-    p.concurrency = config.load.concurrency[i];
-    levels.emplace_back(p);
+  std::vector<LevelAccumulator> accumulators;
+  for (size_t i = 0; i < config.load.plan.levels.size(); ++i) {
+    accumulators.emplace_back(level_params(config, i));
   }
   std::FILE* out = json ? stderr : stdout;
-  fmt::print(out, "tokperf bench: {} model {} ({} API), prompt ~{} tokens ({}), max {} output tokens\n",
+  fmt::print(out, "tokperf bench: {} model {} ({} API), prompt {} tokens ({}), max {} output tokens\n",
              config.target.base_url, config.target.model, config.target.api,
-             config.prompt.input_tokens, config.prompt.input_tokens_note, config.prompt.output_tokens);
+             config.prompt.input_tokens, config.prompt.input_tokens_note,
+             config.prompt.output_tokens);
 
+  std::vector<RequestTimeline> records;
   std::string write_error;
   BenchRunner runner(config, std::move(*builder), [&](const RequestTimeline& t) {
     RequestMetrics m = compute_request_metrics(t);
@@ -90,7 +111,10 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
       Status st = jsonl.write(t, m);
       if (!st) write_error = st.error();
     }
-    if (t.level >= 0 && static_cast<size_t>(t.level) < levels.size()) levels[t.level].add(t, m);
+    if (t.level >= 0 && static_cast<size_t>(t.level) < accumulators.size()) {
+      accumulators[t.level].add(t, m);
+    }
+    records.push_back(t);
   });
   if (config.load.progress) runner.set_progress_sink(&print_progress);
   int64_t started_us = wall_us();
@@ -102,8 +126,11 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   if (config.load.progress) fmt::print(stderr, "\r\033[K");
 
   std::vector<LevelSummary> summaries;
-  for (auto& acc : levels) {
-    if (acc.sent() > 0) summaries.push_back(acc.summary());
+  std::vector<LevelReport> reports;
+  for (size_t i = 0; i < accumulators.size() && i < runner.levels().size(); ++i) {
+    if (accumulators[i].sent() == 0) continue;
+    summaries.push_back(accumulators[i].summary());
+    reports.push_back(make_level_report(summaries.back(), runner.levels()[i], records, config.slo));
   }
   ClientHealth health = health_from(runner.self_measure());
   RunInfo info;
@@ -114,18 +141,45 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   info.notes = notes;
 
   fmt::print(out, "{}", render_level_table(summaries));
+  fmt::print(out, "{}", render_level_details(summaries, reports, config.slo));
+  KneeResult knee = find_sweep_knee(summaries);
+  if (knee.found) fmt::print(out, "knee: {}\n", knee.explanation);
   fmt::print(out, "{}", render_error_breakdown(summaries));
   fmt::print(out, "{}", render_health_warnings(health));
   for (const auto& n : notes) fmt::print(out, "note: {}\n", n);
 
   nlohmann::json summary = summary_json(config_json(config), summaries, health, info);
+  for (size_t i = 0; i < reports.size(); ++i) {
+    summary["levels"][i].update(level_report_json(reports[i]));
+  }
+  summary["knee"] = knee_json(knee);
   if (!config.out_dir.empty()) {
+    auto rows = build_timeseries(records, runner.run_start_ns(), runner.run_end_ns(),
+                                 runner.samples());
+    Status ts = write_timeseries_csv(config.out_dir + "/timeseries.csv", rows);
+    if (!ts) fmt::print(stderr, "tokperf: cannot write timeseries.csv: {}\n", ts.error());
+    summary["files"] = {{"requests", "requests.jsonl"}, {"timeseries", "timeseries.csv"}};
     Status st = write_json_file(config.out_dir + "/summary.json", summary);
     if (!st) fmt::print(stderr, "tokperf: cannot write summary.json: {}\n", st.error());
     (void)jsonl.close();
-    fmt::print(out, "wrote {}/summary.json and requests.jsonl\n", config.out_dir);
+    Status html = write_report_html(config.out_dir);
+    if (!html) fmt::print(stderr, "tokperf: cannot write report.html: {}\n", html.error());
+    fmt::print(out, "wrote {}/: summary.json, requests.jsonl, timeseries.csv{}\n", config.out_dir,
+               html ? ", report.html" : "");
+    if (config.record_history) {
+      auto id = record_run_in_history(config.out_dir, config.history_store);
+      if (id) {
+        fmt::print(out, "recorded as history run #{} (tokperf history; tokperf compare {} …)\n", *id,
+                   *id);
+      } else {
+        fmt::print(stderr, "tokperf: could not record the run in the history store: {}\n",
+                   id.error());
+      }
+    }
   }
-  if (!write_error.empty()) fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", write_error);
+  if (!write_error.empty()) {
+    fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", write_error);
+  }
   if (json) fmt::print("{}\n", summary.dump(2));
 
   if (!completed) {

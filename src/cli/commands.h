@@ -33,7 +33,11 @@ class CommandSet {
 };
 
 void register_bench_command(CLI::App& app, CommandSet& cmds);     // cli/bench_cmd.cc
+void register_capacity_command(CLI::App& app, CommandSet& cmds);  // cli/capacity_cmd.cc
 void register_estimate_command(CLI::App& app, CommandSet& cmds);  // cli/estimate_cmd.cc
 void register_sim_command(CLI::App& app, CommandSet& cmds);       // cli/sim_cmd.cc
+void register_report_command(CLI::App& app, CommandSet& cmds);    // cli/report_cmd.cc
+void register_compare_command(CLI::App& app, CommandSet& cmds);   // cli/compare_cmd.cc
+void register_history_command(CLI::App& app, CommandSet& cmds);   // cli/history_cmd.cc
 
 }  // namespace tokperf

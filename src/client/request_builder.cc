@@ -73,6 +73,8 @@ Result<RequestBuilder> RequestBuilder::create(const TargetConfig& target,
     body.merge_patch(extra);
   }
   std::string dumped = body.dump();
+  b.template_ = dumped;
+  b.chat_ = target.api == "chat";
   std::string quoted = fmt::format("\"{}\"", kPlaceholder);
   size_t at = dumped.find(quoted);
   if (at == std::string::npos) {
@@ -102,6 +104,19 @@ std::string RequestBuilder::body(std::string_view prefix) const {
   out += prompt_escaped_;
   out += body_tail_;
   return out;
+}
+
+std::string RequestBuilder::body_for(std::string_view prefix, std::string_view prompt,
+                                     int64_t max_tokens) const {
+  nlohmann::json j = nlohmann::json::parse(template_);
+  std::string text = std::string(prefix) + std::string(prompt);
+  if (chat_) {
+    j["messages"][0]["content"] = text;
+  } else {
+    j["prompt"] = text;
+  }
+  j["max_tokens"] = max_tokens;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace tokperf

@@ -22,10 +22,14 @@ class RequestBuilder {
   std::vector<std::string> headers(std::string_view request_id) const;
   // Body for one request; prefix (may be empty) is put before the shared prompt text.
   std::string body(std::string_view prefix) const;
+  // Body with its own prompt and max_tokens (trace replay); slower: serialises the whole body.
+  std::string body_for(std::string_view prefix, std::string_view prompt, int64_t max_tokens) const;
 
  private:
   std::string url_;
   std::vector<std::string> base_headers_;
+  std::string template_;       // the whole body with the placeholder, for body_for
+  bool chat_ = true;
   std::string body_head_;     // JSON up to the opening quote of the prompt string
   std::string body_tail_;     // from the closing quote on
   std::string prompt_escaped_;

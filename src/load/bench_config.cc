@@ -16,6 +16,35 @@ bool is_secret_header(const std::string& h) {
          name.find("secret") != std::string::npos || name.find("key") != std::string::npos;
 }
 
+nlohmann::json phase_json(const PhaseLimit& p) {
+  if (p.none()) return nullptr;
+  if (p.requests > 0) return {{"requests", p.requests}};
+  return {{"duration_s", p.duration_ns / 1e9}};
+}
+
+nlohmann::json load_json(const LoadConfig& l) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (const auto& s : l.plan.levels) levels.push_back(s.label());
+  return {{"levels", l.trace.empty() ? levels : nlohmann::json::array({"trace"})},
+          {"warmup", l.default_warmup ? nlohmann::json("default") : phase_json(l.plan.warmup)},
+          {"measure", phase_json(l.plan.measure)},
+          {"cooldown", phase_json(l.plan.cooldown)},
+          {"arrivals", arrival_kind_name(l.plan.arrivals)},
+          {"burstiness", l.plan.burstiness},
+          {"seed", l.plan.seed},
+          {"max_concurrency", l.plan.max_concurrency},
+          {"trace_entries", l.trace.size()},
+          {"timeout_s", l.timeout_ns / 1e9},
+          {"stop_on_saturation", l.stop_on_saturation}};
+}
+
+nlohmann::json slo_text(const SloSpec& s) {
+  if (s.empty()) return nullptr;
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& o : s.objectives) a.push_back(o.text);
+  return a;
+}
+
 }  // namespace
 
 nlohmann::json config_json(const BenchConfig& c) {
@@ -45,13 +74,8 @@ nlohmann::json config_json(const BenchConfig& c) {
         {"prompt_chars", c.prompt.text.size()},
         {"unique_prefix", c.prompt.unique_prefix},
         {"output_tokens", c.prompt.output_tokens}}},
-      {"load",
-       {{"mode", "closed_loop"},
-        {"concurrency", c.load.concurrency},
-        {"requests", c.load.requests},
-        {"warmup", c.load.warmup},
-        {"duration_s", c.load.duration_ns / 1e9},
-        {"timeout_s", c.load.timeout_ns / 1e9}}},
+      {"load", load_json(c.load)},
+      {"slo", slo_text(c.slo)},
       {"run_id", c.run_id},
   };
 }

@@ -8,6 +8,10 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "load/arrivals.h"
+#include "load/load_plan.h"
+#include "metrics/slo.h"
+
 namespace tokperf {
 
 
@@ -34,12 +38,23 @@ struct PromptConfig {
 };
 
 struct LoadConfig {
-  std::vector<int> concurrency{1};    // one level per value (closed loop)
-  int64_t requests = 100;             // measured requests per level; 0: until duration
-  int64_t warmup = -1;                // -1: one per concurrent slot
-  int64_t duration_ns = 0;            // stop starting measured requests after this; 0: none
+  LoadConfig() {
+    plan.levels = {LevelSpec{}};
+    plan.measure = PhaseLimit{0, 100};
+  }
+  // Levels (closed-loop concurrency or open-loop rate), phase limits per level, arrival process,
+  // seed, and the open-loop concurrency cap. See docs/LOAD.md.
+  LoadPlan plan;
+  // plan.warmup is "none" and the user gave no --warmup: closed loop warms one request per slot,
+  // open loop the first second of arrivals (at least one).
+  bool default_warmup = true;
+  // When non-empty: one open-loop level replaying these arrivals (with their own lengths).
+  std::vector<TraceEntry> trace;
   int64_t timeout_ns = 600'000'000'000;
   int64_t grace_ns = 5'000'000'000;   // after Ctrl-C, how long in-flight requests may finish
+  bool stop_on_saturation = true;     // end a level (and the sweep) when it is clearly saturated
+  SaturationRules saturation;
+  double max_send_lag_p99_ms = 1.0;   // open loop: warn and mark the level above this
   bool progress = true;               // live progress line (only on a terminal)
 };
 
@@ -47,7 +62,10 @@ struct BenchConfig {
   TargetConfig target;
   PromptConfig prompt;
   LoadConfig load;
+  SloSpec slo;                        // empty: no objectives
   std::string out_dir;                // empty: no files
+  bool record_history = true;         // record the run in the history store (needs out_dir)
+  std::string history_store;          // empty: the default store (store/history_store.h)
   std::string run_id;                 // prefix of request ids
 };
 

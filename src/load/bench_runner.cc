@@ -7,209 +7,105 @@
 #include <algorithm>
 #include <cmath>
 #include <csignal>
-#include <cstdlib>
 
 #include <fmt/format.h>
 
-#include "client/http_fetch.h"
 #include "client/openai_adapter.h"
-#include "client/stream_recorder.h"
 #include "client/transport.h"
 #include "core/clock.h"
+#include "load/arrivals.h"
+#include "load/inflight_request.h"
+#include "metrics/stats.h"
 #include "workload/prompt.h"
 
 namespace tokperf {
 namespace {
 
-constexpr int64_t kProbePeriodNs = 10'000'000;     // client loop-lag probe
+constexpr int64_t kProbePeriodNs = 10'000'000;  // client loop-lag probe
 constexpr int64_t kProgressPeriodNs = 250'000'000;
+constexpr int64_t kSecondNs = 1'000'000'000;
+constexpr int64_t kOpenLoopLeadNs = 20'000'000;  // first arrival this far after the level starts
 constexpr size_t kRecentTtfts = 256;
-constexpr size_t kErrorBodyBytes = 4096;
 
 double rusage_s(const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; }
 
-ErrorKind kind_for_curl(CURLcode code) {
-  switch (code) {
-    case CURLE_OPERATION_TIMEDOUT:
-      return ErrorKind::kTimeout;
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_PEER_FAILED_VERIFICATION:
-      return ErrorKind::kConnect;
-    case CURLE_PARTIAL_FILE:
-    case CURLE_RECV_ERROR:
-    case CURLE_SEND_ERROR:
-    case CURLE_GOT_NOTHING:
-    case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM:
-      return ErrorKind::kIncomplete;
-    default:
-      return ErrorKind::kOther;
-  }
+// The phase a request with this index / intended offset belongs to, walking the three limits in
+// order. Counts compare with the index, durations with the offset.
+Phase phase_by_limits(const LoadPlan& plan, const PhaseLimit& warmup, int64_t index,
+                      int64_t offset_ns) {
+  auto inside = [](const PhaseLimit& l, int64_t& i, int64_t& t) {
+    if (l.none()) return false;
+    if (l.requests > 0) {
+      if (i < l.requests) return true;
+      i -= l.requests;
+      return false;
+    }
+    if (t < l.duration_ns) return true;
+    t -= l.duration_ns;
+    return false;
+  };
+  int64_t i = index, t = offset_ns;
+  if (inside(warmup, i, t)) return Phase::kWarmup;
+  if (inside(plan.measure, i, t)) return Phase::kMeasure;
+  return Phase::kCooldown;
 }
 
 }  // namespace
-
-// One concurrent user: its request's timeline, stream recorder and the transport callbacks.
-class BenchRunner::Slot final : public StreamHandler {
- public:
-  Slot(BenchRunner* runner, ChunkClassifier* classifier) : runner_(runner), recorder_(classifier) {}
-
-  void start(RequestTimeline timeline, const StreamRequest& request, Transport& transport) {
-    tl_ = std::move(timeline);
-    recorder_.begin(&tl_);
-    error_body_.clear();
-    content_type_.clear();
-    status_ = 0;
-    tl_.start_unix_us = wall_us();
-    tl_.send_ns = mono_ns();  // immediately before the transfer starts
-    transport.start(request, this);
-  }
-
-  void on_headers(int http_status, std::string_view content_type, int64_t t_ns) override {
-    status_ = http_status;
-    content_type_.assign(content_type);
-    tl_.http_status = http_status;
-  }
-
-  bool on_body(std::string_view bytes, int64_t t_ns) override {
-    if (status_ >= 200 && status_ < 300 && is_event_stream()) {
-      recorder_.on_bytes(bytes, t_ns);
-    } else if (error_body_.size() < kErrorBodyBytes) {
-      error_body_.append(bytes.substr(0, kErrorBodyBytes - error_body_.size()));
-    }
-    return true;
-  }
-
-  void on_complete(const TransferResult& r, int64_t t_ns) override {
-    tl_.end_ns = t_ns;
-    tl_.connect_ms = r.connect_ms;
-    tl_.ttfb_ms = r.ttfb_ms;
-    if (tl_.http_status == 0) tl_.http_status = r.http_status;
-    classify_outcome(r);
-    runner_->self_.stream_events += recorder_.events();
-    runner_->on_slot_done(this);
-  }
-
-  RequestTimeline& timeline() { return tl_; }
-
- private:
-  bool is_event_stream() const {
-    // Some servers send no content type on streams; only a declared non-SSE type is "not streaming".
-    return content_type_.empty() || content_type_.find("text/event-stream") != std::string::npos ||
-           content_type_.find("text/plain") != std::string::npos;
-  }
-
-  void fail(ErrorKind kind, std::string message) {
-    tl_.error.kind = kind;
-    tl_.error.http_status = tl_.http_status;
-    tl_.error.message = std::move(message);
-  }
-
-  void classify_outcome(const TransferResult& r) {
-    int status = tl_.http_status;
-    if (r.cancelled) return fail(ErrorKind::kCancelled, "stopped before the response finished");
-    if (status == 401 || status == 403) {
-      return fail(ErrorKind::kAuth, fmt::format("HTTP {}: the API key was refused: {}", status,
-                                                body_excerpt(error_body_)));
-    }
-    if (status == 429) {
-      return fail(ErrorKind::kRateLimited,
-                  fmt::format("HTTP 429 (rate limited): {}", body_excerpt(error_body_)));
-    }
-    if (status >= 300) {
-      return fail(ErrorKind::kHttp, fmt::format("HTTP {}: {}", status, body_excerpt(error_body_)));
-    }
-    if (r.code != CURLE_OK) {
-      ErrorKind k = kind_for_curl(r.code);
-      std::string what = r.curl_error.empty() ? curl_easy_strerror(r.code) : r.curl_error;
-      if (k == ErrorKind::kIncomplete) {
-        what = fmt::format("connection dropped mid-stream after {} token events: {}",
-                           tl_.token_events.size(), what);
-      }
-      return fail(k, what);
-    }
-    if (status >= 200 && !is_event_stream()) {
-      return fail(ErrorKind::kNotStreaming,
-                  fmt::format("the server answered '{}', not a text/event-stream, to a streaming "
-                              "request: {}",
-                              content_type_, body_excerpt(error_body_)));
-    }
-    if (recorder_.stream_errors() > 0) {
-      return fail(ErrorKind::kStreamError,
-                  fmt::format("the server sent an error in the stream: {}",
-                              recorder_.first_stream_error()));
-    }
-    if (recorder_.parse_errors() > 0) {
-      return fail(ErrorKind::kParse, fmt::format("{} malformed event(s); first: {}",
-                                                 recorder_.parse_errors(),
-                                                 recorder_.first_parse_error()));
-    }
-    if (!tl_.saw_done && !recorder_.saw_finish()) {
-      return fail(ErrorKind::kIncomplete,
-                  recorder_.truncated()
-                      ? "the stream ended in the middle of an event"
-                      : "the stream ended without a finish_reason or [DONE]");
-    }
-  }
-
-  BenchRunner* runner_;
-  StreamRecorder recorder_;
-  RequestTimeline tl_;
-  std::string error_body_;
-  std::string content_type_;
-  int status_ = 0;
-};
 
 BenchRunner::BenchRunner(const BenchConfig& config, RequestBuilder builder, RecordSink on_record)
     : config_(config), builder_(std::move(builder)), on_record_(std::move(on_record)) {
   TransportOptions topt;
   topt.http2 = config_.target.http2;
   topt.verify_tls = config_.target.verify_tls;
-  topt.max_connections = *std::max_element(config_.load.concurrency.begin(),
-                                           config_.load.concurrency.end());
   transport_ = std::make_unique<Transport>(loop_, topt);
-  classifier_ = std::make_unique<ChunkClassifier>(
-      config_.target.api == "chat" ? ApiKind::kChat : ApiKind::kCompletions);
+  classifier_ = std::make_unique<ChunkClassifier>(config_.target.api == "chat" ? ApiKind::kChat
+                                                                               : ApiKind::kCompletions);
   recent_ttft_ms_.reserve(kRecentTtfts);
 }
 
-BenchRunner::~BenchRunner() = default;
+BenchRunner::~BenchRunner() {
+  if (transport_) transport_->cancel_all();
+}
 
 bool BenchRunner::run() {
   rusage ru0{};
   getrusage(RUSAGE_SELF, &ru0);
-  int64_t t0 = mono_ns();
-  // A probe timer measures the loop's own lag (how late it wakes) throughout the run.
-  probe_deadline_ns_ = t0 + kProbePeriodNs;
+  run_start_ns_ = mono_ns();
+  probe_deadline_ns_ = run_start_ns_ + kProbePeriodNs;
   std::function<void()> probe = [this, &probe] {
     int64_t now = mono_ns();
-    self_.loop_lag_ns.push_back(now - probe_deadline_ns_);
+    int64_t lag = now - probe_deadline_ns_;
+    self_.loop_lag_ns.push_back(lag);
+    second_max_lag_ns_ = std::max(second_max_lag_ns_, lag);
     probe_deadline_ns_ += kProbePeriodNs;
     if (probe_deadline_ns_ < now) probe_deadline_ns_ = now + kProbePeriodNs;
     if (!finished_) loop_.add_timer_at(probe_deadline_ns_, probe);
   };
   loop_.add_timer_at(probe_deadline_ns_, probe);
   std::function<void()> progress = [this, &progress] {
+    if (interrupt_requested_.load() && !interrupting_) begin_interrupt();
     tick_progress();
     if (!finished_) loop_.add_timer_after(kProgressPeriodNs, progress);
   };
   loop_.add_timer_after(kProgressPeriodNs, progress);
-  // interrupt() may come from another thread; a short poll keeps it lock-free.
-  std::function<void()> watch_interrupt = [this, &watch_interrupt] {
-    if (interrupt_requested_.load() && !interrupting_) begin_interrupt();
-    if (!finished_) loop_.add_timer_after(20'000'000, watch_interrupt);
+  int64_t next_second = run_start_ns_ + kSecondNs;
+  std::function<void()> second = [this, &second, &next_second] {
+    tick_second();
+    next_second += kSecondNs;
+    if (!finished_) loop_.add_timer_at(next_second, second);
   };
-  loop_.add_timer_after(20'000'000, watch_interrupt);
+  loop_.add_timer_at(next_second, second);
 
   start_level(0);
-  while (!finished_) loop_.run_once(-1);
+  while (!finished_) {
+    loop_.run_once(interrupting_ ? 50'000'000 : 100'000'000);
+    if (interrupt_requested_.load() && !interrupting_) begin_interrupt();
+  }
+  run_end_ns_ = mono_ns();
 
   rusage ru1{};
   getrusage(RUSAGE_SELF, &ru1);
-  self_.wall_s = (mono_ns() - t0) / 1e9;
+  self_.wall_s = (run_end_ns_ - run_start_ns_) / 1e9;
   self_.cpu_user_s = rusage_s(ru1.ru_utime) - rusage_s(ru0.ru_utime);
   self_.cpu_system_s = rusage_s(ru1.ru_stime) - rusage_s(ru0.ru_stime);
   self_.body_reads = transport_->body_reads();
@@ -222,72 +118,247 @@ void BenchRunner::interrupt() { interrupt_requested_.store(true); }
 void BenchRunner::begin_interrupt() {
   interrupting_ = true;
   interrupted_ = true;
+  sending_done_ = true;
+  if (arrival_timer_armed_) loop_.cancel_timer(arrival_timer_);
+  arrival_timer_armed_ = false;
+  client_queue_.clear();
+  if (!infos_.empty()) infos_.back().stopped_early = "interrupted";
   if (in_flight_ == 0) {
-    finished_ = true;
+    finish_level();
     return;
   }
   loop_.add_timer_after(config_.load.grace_ns, [this] { transport_->cancel_all(); });
 }
 
+size_t BenchRunner::slot_limit(int64_t now) const {
+  const LevelSpec& spec = config_.load.plan.levels[level_];
+  if (open_loop_) {
+    int cap = config_.load.plan.max_concurrency;
+    return cap > 0 ? static_cast<size_t>(cap) : SIZE_MAX;
+  }
+  double c = spec.target_at(now - level_start_ns_);
+  return static_cast<size_t>(std::max(1.0, std::floor(c + 1e-9)));
+}
+
 void BenchRunner::start_level(size_t index) {
   level_ = index;
-  int c = config_.load.concurrency[index];
-  while (slots_.size() < static_cast<size_t>(c)) {
-    slots_.push_back(std::make_unique<Slot>(this, classifier_.get()));
-  }
-  free_slots_.clear();
-  for (int i = c - 1; i >= 0; --i) free_slots_.push_back(slots_[i].get());
+  const LevelSpec& spec = config_.load.plan.levels[index];
+  open_loop_ = spec.mode == LoadMode::kRate || !config_.load.trace.empty();
+  level_start_ns_ = mono_ns();
+  phase_start_ns_ = level_start_ns_;
+  phase_started_ = 0;
+  sending_done_ = false;
   done_ = errors_ = output_tokens_ = 0;
   recent_ttft_ms_.clear();
   recent_next_ = 0;
-  level_start_ns_ = mono_ns();
-  int64_t warmup = config_.load.warmup < 0 ? c : config_.load.warmup;
-  phase_ = warmup > 0 ? Phase::kWarmup : Phase::kMeasure;
-  phase_target_ = warmup > 0 ? warmup : config_.load.requests;
-  phase_started_ = 0;
-  measure_deadline_ns_ =
-      (phase_ == Phase::kMeasure && config_.load.duration_ns > 0) ? level_start_ns_ + config_.load.duration_ns : 0;
-  fill_slots();
-}
+  measured_in_flight_ = 0;
+  saturation_ = std::make_unique<SaturationDetector>(config_.load.saturation);
+  second_completed_ = second_errors_ = 0;
 
-bool BenchRunner::may_start() const {
-  if (interrupting_ || free_slots_.empty()) return false;
-  if (phase_target_ > 0 && phase_started_ >= phase_target_) return false;
-  if (phase_ == Phase::kMeasure && measure_deadline_ns_ > 0 && mono_ns() >= measure_deadline_ns_) {
-    return false;
+  LevelRunInfo info;
+  info.level = static_cast<int>(index);
+  info.spec = spec;
+  info.open_loop = open_loop_;
+  info.start_ns = level_start_ns_;
+  infos_.push_back(std::move(info));
+
+  if (open_loop_) {
+    plan_open_loop(infos_.back());
+    on_arrival_timer();
+    return;
   }
-  return true;
+  phase_ = Phase::kWarmup;
+  fill_closed_loop();
 }
 
-void BenchRunner::fill_slots() {
-  while (may_start()) {
-    Slot* slot = free_slots_.back();
-    free_slots_.pop_back();
+void BenchRunner::plan_open_loop(LevelRunInfo& info) {
+  const LoadPlan& plan = config_.load.plan;
+  const LevelSpec& spec = plan.levels[level_];
+  std::vector<int64_t> offsets;
+  PhaseLimit warmup = plan.warmup;
+  if (!config_.load.trace.empty()) {
+    for (const auto& e : config_.load.trace) offsets.push_back(e.offset_ns);
+    warmup = config_.load.default_warmup ? PhaseLimit{} : plan.warmup;
+  } else {
+    ArrivalSpec a;
+    a.kind = plan.arrivals;
+    a.rate_per_s = spec.start;
+    a.burstiness = plan.burstiness;
+    a.seed = plan.seed + level_;
+    if (config_.load.default_warmup) warmup = PhaseLimit{0, std::max<int64_t>(1, std::llround(spec.start))};
+    if (spec.is_ramp()) {
+      offsets = ramp_arrival_offsets(a, spec.start, spec.end, spec.ramp_ns);
+      // A ramp is one measured sweep of the rate: no warm-up or cool-down of its own.
+      warmup = PhaseLimit{};
+    } else if (warmup.duration_ns == 0 && plan.measure.duration_ns == 0 &&
+               plan.cooldown.duration_ns == 0) {
+      offsets = arrival_offsets_count(
+          a, static_cast<size_t>(warmup.requests + plan.measure.requests + plan.cooldown.requests));
+    } else {
+      // Durations: counts in the other phases become time at the target rate.
+      auto dur = [&](const PhaseLimit& l) {
+        return l.duration_ns > 0 ? l.duration_ns
+                                 : static_cast<int64_t>(l.requests / spec.start * 1e9);
+      };
+      offsets = arrival_offsets_until(a, dur(warmup) + dur(plan.measure) + dur(plan.cooldown));
+    }
+    info.target_rate_rps = spec.is_ramp() ? (spec.start + spec.end) / 2 : spec.start;
+  }
+  info.schedule_fingerprint = fingerprint_hex(schedule_fingerprint(offsets));
+  info.scheduled_arrivals = static_cast<int64_t>(offsets.size());
+  schedule_.clear();
+  client_queue_.clear();
+  next_arrival_ = 0;
+  int64_t t0 = level_start_ns_ + kOpenLoopLeadNs;
+  bool durations = warmup.duration_ns > 0 || plan.measure.duration_ns > 0;
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    auto idx = static_cast<int64_t>(i);
+    Phase p;
+    if (!config_.load.trace.empty()) {
+      // A trace is replayed whole: after its warm-up every entry is measured.
+      p = idx < warmup.requests ? Phase::kWarmup : Phase::kMeasure;
+    } else if (spec.is_ramp()) {
+      p = Phase::kMeasure;
+    } else {
+      p = phase_by_limits(plan, warmup, durations ? 0 : idx, durations ? offsets[i] : 0);
+    }
+    schedule_.push_back(Arrival{t0 + offsets[i], p, idx});
+  }
+  if (schedule_.empty()) sending_done_ = true;
+}
+
+void BenchRunner::on_arrival_timer() {
+  arrival_timer_armed_ = false;
+  if (sending_done_) return;
+  int64_t now = mono_ns();
+  while (next_arrival_ < schedule_.size() && schedule_[next_arrival_].intended_ns <= now) {
+    dispatch(schedule_[next_arrival_++], now);
+  }
+  if (next_arrival_ < schedule_.size()) {
+    arrival_timer_ = loop_.add_timer_at(schedule_[next_arrival_].intended_ns,
+                                        [this] { on_arrival_timer(); });
+    arrival_timer_armed_ = true;
+  } else {
+    sending_done_ = true;
+    if (level_done()) finish_level();
+  }
+}
+
+void BenchRunner::dispatch(const Arrival& a, int64_t now) {
+  if (a.phase == Phase::kMeasure) infos_.back().send_lag_ns.push_back(now - a.intended_ns);
+  if (static_cast<size_t>(in_flight_) >= slot_limit(now)) {
+    client_queue_.push_back(a);
+    return;
+  }
+  RequestTimeline tl;
+  tl.phase = a.phase;
+  tl.intended_ns = a.intended_ns;
+  send(nullptr, std::move(tl), a.index);
+}
+
+PhaseLimit BenchRunner::closed_loop_limit(int64_t now) const {
+  if (phase_ == Phase::kWarmup) {
+    // Default: one warm-up request per slot.
+    return config_.load.default_warmup
+               ? PhaseLimit{0, static_cast<int64_t>(slot_limit(level_start_ns_))}
+               : config_.load.plan.warmup;
+  }
+  if (phase_ == Phase::kMeasure) return config_.load.plan.measure;
+  // Cool-down only keeps the load up while measured requests finish.
+  return measured_in_flight_ > 0 ? config_.load.plan.cooldown : PhaseLimit{};
+}
+
+std::optional<Phase> BenchRunner::next_closed_loop_phase(int64_t now) {
+  for (;;) {
+    PhaseLimit limit = closed_loop_limit(now);
+    bool exhausted = limit.none() || (limit.requests > 0 && phase_started_ >= limit.requests) ||
+                     (limit.duration_ns > 0 && now - phase_start_ns_ >= limit.duration_ns);
+    if (!exhausted) return phase_;
+    if (phase_ == Phase::kCooldown) {
+      sending_done_ = true;
+      return std::nullopt;
+    }
+    // A count-based warm-up is a barrier: measurement starts when it has drained.
+    if (phase_ == Phase::kWarmup && limit.requests > 0 && in_flight_ > 0) return std::nullopt;
+    phase_ = phase_ == Phase::kWarmup ? Phase::kMeasure : Phase::kCooldown;
+    phase_started_ = 0;
+    phase_start_ns_ = now;
+  }
+}
+
+void BenchRunner::fill_closed_loop() {
+  while (!sending_done_ && !interrupting_) {
+    int64_t now = mono_ns();
+    if (static_cast<size_t>(in_flight_) >= slot_limit(now)) break;
+    std::optional<Phase> p = next_closed_loop_phase(now);
+    if (!p) break;
     RequestTimeline tl;
-    tl.seq = seq_++;
-    tl.request_id = fmt::format("{}-{}", config_.run_id, tl.seq);
-    tl.phase = phase_;
-    tl.level = static_cast<int>(level_);
-    tl.prompt_tokens_sent = config_.prompt.input_tokens;
-    StreamRequest req;
-    req.url = builder_.url();
-    req.headers = builder_.headers(tl.request_id);
-    std::string prefix;
-    if (config_.prompt.unique_prefix) prefix = unique_prefix(std::hash<std::string>{}(config_.run_id), tl.seq);
-    req.body = builder_.body(prefix);
-    req.timeout_ns = config_.load.timeout_ns;
+    tl.phase = *p;
+    tl.intended_ns = now;  // closed loop: the slot came free now
     phase_started_++;
-    in_flight_++;
-    self_.peak_in_flight = std::max(self_.peak_in_flight, in_flight_);
-    tl.intended_ns = mono_ns();  // closed loop: intended = when the slot came free
-    slot->start(std::move(tl), req, *transport_);
+    send(nullptr, std::move(tl), -1);
   }
+  if (sending_done_) cancel_cooldown_if_measured_done();
+  if (level_done()) finish_level();
 }
 
-void BenchRunner::on_slot_done(Slot* slot) {
-  in_flight_--;
-  RequestTimeline& tl = slot->timeline();
+void BenchRunner::cancel_cooldown_if_measured_done() {
+  if (measured_in_flight_ > 0) return;
+  std::vector<uint64_t> ids;
+  for (InflightRequest* r : active_) {
+    if (r->timeline().phase == Phase::kCooldown) ids.push_back(r->transfer_id());
+  }
+  for (uint64_t id : ids) transport_->cancel(id);
+}
+
+void BenchRunner::send(InflightRequest* r, RequestTimeline tl, int64_t trace_index) {
+  if (r == nullptr) {
+    if (idle_.empty()) {
+      pool_.push_back(std::make_unique<InflightRequest>(
+          classifier_.get(), [this](InflightRequest* done) { on_request_done(done); }));
+      idle_.push_back(pool_.back().get());
+    }
+    r = idle_.back();
+    idle_.pop_back();
+  }
+  active_.insert(r);
+  tl.seq = seq_++;
+  tl.request_id = fmt::format("{}-{}", config_.run_id, tl.seq);
+  tl.level = static_cast<int>(level_);
+  tl.prompt_tokens_sent = config_.prompt.input_tokens;
+  StreamRequest req;
+  req.url = builder_.url();
+  req.headers = builder_.headers(tl.request_id);
+  std::string prefix;
+  if (config_.prompt.unique_prefix) {
+    prefix = unique_prefix(std::hash<std::string>{}(config_.run_id), tl.seq);
+  }
+  if (trace_index >= 0 && !config_.load.trace.empty()) {
+    const TraceEntry& e = config_.load.trace[static_cast<size_t>(trace_index)];
+    int64_t max_tokens = e.output_tokens > 0 ? e.output_tokens : config_.prompt.output_tokens;
+    req.body = builder_.body_for(prefix, e.prompt, max_tokens);
+    tl.prompt_tokens_sent = e.input_tokens;
+  } else {
+    req.body = builder_.body(prefix);
+  }
+  req.timeout_ns = config_.load.timeout_ns;
+  in_flight_++;
   if (tl.phase == Phase::kMeasure) {
+    measured_in_flight_++;
+    infos_.back().measured_sent++;
+  }
+  self_.peak_in_flight = std::max(self_.peak_in_flight, in_flight_);
+  r->start(std::move(tl), req, *transport_);
+}
+
+bool BenchRunner::level_done() const { return sending_done_ && in_flight_ == 0; }
+
+void BenchRunner::on_request_done(InflightRequest* r) {
+  in_flight_--;
+  self_.stream_events += r->stream_events();
+  RequestTimeline& tl = r->timeline();
+  if (tl.phase == Phase::kMeasure) {
+    measured_in_flight_--;
     done_++;
     if (!tl.ok()) errors_++;
     if (!tl.token_events.empty()) {
@@ -301,47 +372,120 @@ void BenchRunner::on_slot_done(Slot* slot) {
     output_tokens_ += tl.usage_completion_tokens >= 0 ? tl.usage_completion_tokens
                                                        : static_cast<int64_t>(tl.token_events.size());
   }
+  if (tl.ok()) {
+    second_completed_++;
+  } else if (tl.error.kind != ErrorKind::kCancelled) {
+    second_errors_++;
+  }
   on_record_(tl);
-  free_slots_.push_back(slot);
+  active_.erase(r);
+  idle_.push_back(r);
   if (interrupting_) {
-    if (in_flight_ == 0) finished_ = true;
+    if (in_flight_ == 0) finish_level();
     return;
   }
-  bool phase_exhausted = !may_start() && !free_slots_.empty();
-  if (phase_exhausted && in_flight_ == 0) {
-    if (phase_ == Phase::kWarmup) {
-      // Warm-up is a barrier: measurement starts with every slot free, on a warm server.
-      phase_ = Phase::kMeasure;
-      phase_target_ = config_.load.requests;
-      phase_started_ = 0;
-      level_start_ns_ = mono_ns();
-      measure_deadline_ns_ =
-          config_.load.duration_ns > 0 ? level_start_ns_ + config_.load.duration_ns : 0;
-    } else {
-      finish_level();
-      return;
+  if (open_loop_) {
+    int64_t now = mono_ns();
+    while (!client_queue_.empty() && static_cast<size_t>(in_flight_) < slot_limit(now)) {
+      Arrival a = client_queue_.front();
+      client_queue_.pop_front();
+      RequestTimeline next;
+      next.phase = a.phase;
+      next.intended_ns = a.intended_ns;
+      send(nullptr, std::move(next), a.index);
     }
+    // Once every measured request has finished, cool-down arrivals have done their job.
+    bool measured_left = false;
+    for (size_t i = next_arrival_; i < schedule_.size() && !measured_left; ++i) {
+      measured_left = schedule_[i].phase == Phase::kMeasure;
+    }
+    for (const Arrival& a : client_queue_) measured_left |= a.phase == Phase::kMeasure;
+    if (measured_in_flight_ == 0 && !measured_left && !sending_done_) {
+      sending_done_ = true;
+      if (arrival_timer_armed_) loop_.cancel_timer(arrival_timer_);
+      arrival_timer_armed_ = false;
+      client_queue_.clear();
+      cancel_cooldown_if_measured_done();
+    }
+    if (sending_done_ && client_queue_.empty() && level_done()) finish_level();
+    return;
   }
-  fill_slots();
+  fill_closed_loop();
 }
 
 void BenchRunner::finish_level() {
+  if (infos_.empty() || finished_) return;
+  LevelRunInfo& info = infos_.back();
+  if (info.end_ns != 0) return;  // already finished
+  info.end_ns = mono_ns();
+  if (info.open_loop) {
+    // Achieved rate: measured sends over the span of their intended starts, so that a schedule of
+    // N arrivals over T seconds reads N/T when kept.
+    int64_t first = INT64_MAX, last = INT64_MIN, n = 0;
+    for (const auto& a : schedule_) {
+      if (a.phase != Phase::kMeasure) continue;
+      first = std::min(first, a.intended_ns);
+      last = std::max(last, a.intended_ns);
+      n++;
+    }
+    if (n > 1 && info.measured_sent > 1) {
+      info.measured_span_s = (last - first) / 1e9;
+      // Sends that happened, spread over the scheduled span: n-1 gaps.
+      info.achieved_rate_rps = (info.measured_sent - 1) / info.measured_span_s;
+    }
+    std::vector<double> lag_ms;
+    for (int64_t ns : info.send_lag_ns) lag_ms.push_back(ns_to_ms(ns));
+    if (!lag_ms.empty() && percentile(lag_ms, 99) > config_.load.max_send_lag_p99_ms) {
+      info.send_lag_exceeded = true;
+    }
+  }
   tick_progress();
-  if (level_ + 1 < config_.load.concurrency.size()) {
+  bool saturated = info.stopped_early.has_value() && !interrupting_;
+  if (!interrupting_ && !saturated && level_ + 1 < config_.load.plan.levels.size()) {
     start_level(level_ + 1);
   } else {
     finished_ = true;
   }
 }
 
+void BenchRunner::tick_second() {
+  int64_t now = mono_ns();
+  RunnerSample s;
+  s.t_ns = now;
+  s.loop_lag_ms = ns_to_ms(second_max_lag_ns_);
+  s.client_queue = static_cast<int64_t>(client_queue_.size());
+  samples_.push_back(s);
+  second_max_lag_ns_ = 0;
+  if (!finished_ && saturation_ && config_.load.stop_on_saturation && !interrupting_) {
+    LoadSample ls;
+    ls.in_flight = in_flight_;
+    ls.client_queue = static_cast<int64_t>(client_queue_.size());
+    ls.completed = second_completed_;
+    ls.errors = second_errors_;
+    saturation_->add(ls);
+    if (saturation_->stop_reason() && !infos_.empty() && !infos_.back().stopped_early) {
+      infos_.back().stopped_early = *saturation_->stop_reason();
+      // Stop sending; let what is in flight finish (bounded by --timeout).
+      sending_done_ = true;
+      if (arrival_timer_armed_) loop_.cancel_timer(arrival_timer_);
+      arrival_timer_armed_ = false;
+      client_queue_.clear();
+      if (level_done()) finish_level();
+    }
+  }
+  second_completed_ = second_errors_ = 0;
+}
+
 void BenchRunner::tick_progress() {
-  if (!progress_) return;
+  if (!progress_ || infos_.empty()) return;
   LevelProgress p;
   p.level = static_cast<int>(level_);
-  p.concurrency = config_.load.concurrency[level_];
+  p.label = config_.load.plan.levels[level_].label();
   p.done = done_;
-  p.total = phase_ == Phase::kMeasure ? config_.load.requests : 0;
+  p.total = config_.load.plan.measure.requests;
   p.errors = errors_;
+  p.in_flight = in_flight_;
+  p.queued = static_cast<int64_t>(client_queue_.size());
   p.elapsed_s = (mono_ns() - level_start_ns_) / 1e9;
   if (!recent_ttft_ms_.empty()) {
     std::vector<double> v = recent_ttft_ms_;

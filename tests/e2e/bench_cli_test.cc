@@ -52,6 +52,9 @@ Child run_tokperf(std::vector<std::string> args, int interrupt_after_ms = -1,
     dup2(e, 2);
     int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
+    // Never touch the user's own history store.
+    static std::string xdg = "XDG_DATA_HOME=" + ::testing::TempDir() + "/tokperf_xdg";
+    putenv(xdg.data());
     for (const auto& kv : env) putenv(const_cast<char*>(kv.c_str()));
     std::vector<char*> argv;
     std::string bin = TOKPERF_BINARY;
@@ -151,7 +154,7 @@ TEST(BenchCli, RefusedKeyIsReportedAsSuch) {
   ScriptedServer server(o);
   ASSERT_TRUE(server.start().ok());
   Child c = run_tokperf({"bench", "--url", server.base_url(), "--model", "m", "--requests", "2",
-                         "--warmup", "0", "--prompt", "hi"});
+                         "--warmup", "0", "--prompt", "hi", "--no-save"});
   EXPECT_EQ(c.exit_code, 1) << c.err;  // every request failed
   EXPECT_NE(c.out.find("auth"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("refused"), std::string::npos) << c.out;

@@ -277,9 +277,10 @@ Measured bench(const SimServer& s, int concurrency, int requests, int64_t prompt
   c.prompt.text = paragraph_words(prompt_words);
   c.prompt.output_tokens = output_tokens;
   c.prompt.unique_prefix = unique;
-  c.load.concurrency = {concurrency};
-  c.load.requests = requests;
-  c.load.warmup = 0;
+  c.load.plan.levels = {LevelSpec{LoadMode::kConcurrency, double(concurrency), double(concurrency), 0}};
+  c.load.plan.measure = PhaseLimit{0, requests};
+  c.load.default_warmup = false;  // no warm-up: every request is measured
+  c.load.stop_on_saturation = false;
   c.load.timeout_ns = 20'000'000'000;
   c.load.progress = false;
   c.run_id = "simserve";

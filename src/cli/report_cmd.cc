@@ -1,0 +1,90 @@
+// `tokperf report DIR`: (re)writes DIR/report.html from a saved run, prints the diagnosis, and
+// optionally exports CSV for spreadsheets. DIR may also be a history id (see `tokperf history`).
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
+#include "analysis/diagnosis.h"
+#include "cli/app.h"
+#include "cli/commands.h"
+#include "report/csv_export.h"
+#include "report/html_report.h"
+#include "report/text_file.h"
+#include "store/run_ref.h"
+
+namespace tokperf {
+namespace {
+
+struct ReportCmdConfig {
+  std::string run;  // folder or history id
+  std::string out;  // "" : <dir>/report.html
+  std::string slo;
+  std::string store;
+  double reader_tokens_per_s = 8;
+  int first_chars = 20;
+  bool csv = false;
+};
+
+int run_report(const ReportCmdConfig& c) {
+  Result<std::string> ref = resolve_run_ref(c.run, c.store);
+  if (!ref) throw UsageError(ref.error());
+  const std::string& dir = *ref;
+  Result<SavedRun> run = load_run(dir);
+  if (!run) throw UsageError(run.error());
+  ReportOptions o;
+  o.slo_text = c.slo;
+  o.perceived.reader_tokens_per_s = c.reader_tokens_per_s;
+  o.perceived.first_chars = c.first_chars;
+  std::string out = c.out.empty() ? dir + "/report.html" : c.out;
+  std::string html = render_report_html(*run, o);
+  if (Status st = write_text_file(out, html); !st) {
+    fmt::print(stderr, "tokperf: {}\n", st.error());
+    return kExitFailure;
+  }
+  fmt::print("wrote {}\n", out);
+  for (const std::string& w : run->warnings) fmt::print(stderr, "warning: {}\n", w);
+  std::vector<Finding> findings =
+      diagnose({run->levels, run->requests, &run->health}, o.thresholds);
+  if (findings.empty()) fmt::print("diagnosis: no finding\n");
+  for (const Finding& f : findings) {
+    fmt::print("[{}] {}\n  {}\n", severity_name(f.severity), f.title, f.evidence);
+    for (const std::string& r : f.remedies) fmt::print("  - {}\n", r);
+  }
+  if (c.csv) {
+    for (auto [name, text] : {std::pair{"requests.csv", requests_csv(run->requests)},
+                              std::pair{"levels.csv", levels_csv(run->levels)}}) {
+      std::string path = dir + "/" + name;
+      if (Status st = write_text_file(path, text); !st) {
+        fmt::print(stderr, "tokperf: {}\n", st.error());
+        return kExitFailure;
+      }
+      fmt::print("wrote {}\n", path);
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_report_command(CLI::App& app, CommandSet& cmds) {
+  auto c = std::make_shared<ReportCmdConfig>();
+  auto* sub = app.add_subcommand(
+      "report", "Write report.html (charts, diagnosis, perceived speed) for a saved run");
+  sub->add_option("run", c->run, "Run folder (with summary.json) or history id")->required();
+  sub->add_option("-o,--out", c->out, "Output file (default: RUN/report.html)");
+  sub->add_option("--slo", c->slo,
+                  "SLO for goodput and chart lines, e.g. 'ttft:p95<=2s,tpot:p95<=100ms'");
+  sub->add_option("--reader-rate", c->reader_tokens_per_s,
+                  "Reading speed for perceived-speed figures, tokens/s")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--first-chars", c->first_chars, "N for 'time to first N visible characters'")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--store", c->store, "History database (for history ids)");
+  sub->add_flag("--csv", c->csv, "Also write requests.csv and levels.csv into the run folder");
+  cmds.add(sub, [c] { return run_report(*c); });
+}
+
+}  // namespace tokperf

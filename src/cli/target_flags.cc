@@ -1,0 +1,176 @@
+#include "cli/target_flags.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "client/request_builder.h"
+#include "client/server_probe.h"
+#include "workload/prompt.h"
+
+namespace tokperf {
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("--prompt-file '{}' cannot be read", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (ss.str().empty()) throw UsageError(fmt::format("--prompt-file '{}' is empty", path));
+  return ss.str();
+}
+
+}  // namespace
+
+void add_target_flags(CLI::App* sub, TargetFlags& f) {
+  auto* target = "Target";
+  sub->add_option("--url", f.url, "Base URL of an OpenAI-compatible server (with or without /v1)")
+      ->group(target);
+  sub->add_option("--api", f.api, "chat (POST /chat/completions) or completions")
+      ->capture_default_str()->group(target);
+  sub->add_option("--model", f.model, "Model id (default: the first id from GET /models)")
+      ->group(target);
+  sub->add_option("--api-key", f.api_key,
+                  "Bearer token (default: $OPENAI_API_KEY); never printed or written")
+      ->group(target);
+  sub->add_option("--header", f.headers, "Extra header 'Name: value' (repeatable)")->group(target);
+  sub->add_option("--extra-body", f.extra_body,
+                  "JSON object merged into every request body, e.g. '{\"temperature\": 0}'")
+      ->group(target);
+  sub->add_flag("--no-usage", f.no_usage,
+                "Do not send stream_options.include_usage (for servers that reject it)")
+      ->group(target);
+  sub->add_flag("--http2", f.http2, "Use HTTP/2")->group(target);
+  sub->add_flag("--insecure", f.insecure, "Do not verify TLS certificates")->group(target);
+  auto* prompt = "Prompt";
+  sub->add_option("--prompt", f.prompt, "Prompt text sent by every request")->group(prompt);
+  sub->add_option("--prompt-file", f.prompt_file, "Read the prompt from a file")->group(prompt);
+  sub->add_option("--input-tokens", f.input_tokens,
+                  "Synthetic prompt of N tokens (exact where the server has /tokenize; default 128)")
+      ->group(prompt);
+  sub->add_flag("--unique-prompts", f.unique_prompts,
+                "Start each prompt with a per-request nonce so no prefix cache can serve it")
+      ->group(prompt);
+  sub->add_option("--output-tokens", f.output_tokens, "max_tokens of every request")
+      ->capture_default_str()->group(prompt);
+  sub->add_flag("--ignore-eos", f.ignore_eos,
+                "Ask the server to generate exactly --output-tokens (ignore_eos)")
+      ->group(prompt);
+}
+
+void apply_target_flags(const TargetFlags& f, BenchConfig& c) {
+  auto url = normalise_base_url(f.url.empty() ? "http://127.0.0.1" : f.url);
+  if (!url) throw UsageError(url.error());
+  c.target.base_url = *url;
+  if (f.api != "chat" && f.api != "completions") {
+    throw UsageError(fmt::format("--api '{}' is not known; accepted: chat, completions", f.api));
+  }
+  c.target.api = f.api;
+  c.target.model = f.model;
+  c.target.api_key = f.api_key;
+  if (c.target.api_key.empty()) {
+    if (const char* env = std::getenv("OPENAI_API_KEY")) c.target.api_key = env;
+  }
+  for (const auto& h : f.headers) {
+    size_t colon = h.find(':');
+    if (colon == std::string::npos || colon == 0) {
+      throw UsageError(fmt::format("--header '{}' is not 'Name: value'", h));
+    }
+    c.target.headers.push_back(h);
+  }
+  c.target.extra_body_json = f.extra_body;
+  if (!f.extra_body.empty()) {
+    // Checked now, before any request, so a typo costs nothing.
+    PromptConfig probe;
+    probe.text = "x";
+    auto b = RequestBuilder::create(c.target, probe);
+    if (!b) throw UsageError(b.error());
+  }
+  c.target.include_usage = !f.no_usage;
+  c.target.ignore_eos = f.ignore_eos;
+  c.target.http2 = f.http2;
+  c.target.verify_tls = !f.insecure;
+
+  int sources = !f.prompt.empty() + !f.prompt_file.empty() + (f.input_tokens > 0);
+  if (sources > 1) {
+    throw UsageError("give only one of --prompt, --prompt-file and --input-tokens");
+  }
+  if (f.input_tokens < 0) throw UsageError("--input-tokens must be at least 1");
+  if (f.output_tokens < 1) throw UsageError("--output-tokens must be at least 1");
+  c.prompt.output_tokens = f.output_tokens;
+  c.prompt.unique_prefix = f.unique_prompts;
+  if (!f.prompt.empty()) c.prompt.text = f.prompt;
+  if (!f.prompt_file.empty()) c.prompt.text = read_file(f.prompt_file);
+  c.prompt.input_tokens = f.input_tokens > 0 ? f.input_tokens : -1;
+
+  std::random_device rd;
+  c.run_id = fmt::format("tp{:08x}", rd());
+}
+
+// Trace entries that give a length get a synthetic prompt of that length (one per distinct length).
+static void build_trace_prompts(BenchConfig& c, std::vector<std::string>& notes) {
+  if (c.load.trace.empty()) return;
+  TokenCounter counter;
+  auto tok = ServerTokenizer::probe(c.target);
+  if (tok) {
+    ServerTokenizer t = *tok;
+    counter = [t](const std::string& s) { return t.count(s); };
+  }
+  std::map<int64_t, std::string> by_length;
+  bool approximated = false;
+  for (auto& e : c.load.trace) {
+    if (!e.prompt.empty() || e.input_tokens <= 0) continue;
+    auto it = by_length.find(e.input_tokens);
+    if (it == by_length.end()) {
+      SyntheticPrompt p = make_synthetic_prompt(e.input_tokens, 0, counter);
+      approximated |= !p.exact;
+      it = by_length.emplace(e.input_tokens, p.text).first;
+    }
+    e.prompt = it->second;
+  }
+  if (approximated) notes.push_back("trace prompt lengths approximated (no tokenize endpoint)");
+}
+
+// Resolves the model and builds the prompt; exits early (Result error) when the server is unreachable.
+Result<std::vector<std::string>> prepare_target(BenchConfig& c, std::vector<std::string>& notes) {
+  auto models = list_models(c.target);
+  if (!models) return Error{models.error()};
+  if (c.target.model.empty()) {
+    if (models->empty()) {
+      return Error{fmt::format("{}/models lists no model; name one with --model", c.target.base_url)};
+    }
+    c.target.model = models->front();
+  }
+  if (c.prompt.text.empty()) {
+    int64_t n = c.prompt.input_tokens > 0 ? c.prompt.input_tokens : 128;
+    TokenCounter counter;
+    auto tok = ServerTokenizer::probe(c.target);
+    if (tok) {
+      ServerTokenizer t = *tok;
+      counter = [t](const std::string& s) { return t.count(s); };
+    }
+    int64_t reserve = 0;
+    if (c.prompt.unique_prefix) {
+      auto r = counter ? counter(unique_prefix(0, 0)) : Result<int64_t>(7);
+      reserve = r ? *r : 7;
+    }
+    SyntheticPrompt p = make_synthetic_prompt(n, reserve, counter);
+    c.prompt.text = p.text;
+    c.prompt.input_tokens = p.tokens + reserve;
+    c.prompt.input_tokens_exact = p.exact;
+    c.prompt.input_tokens_note = p.note;
+    if (!p.exact) notes.push_back("prompt length approximated: " + p.note);
+  } else {
+    c.prompt.input_tokens_note = "user prompt (length from the server's usage)";
+  }
+  build_trace_prompts(c, notes);
+  return *models;
+}
+
+}  // namespace tokperf

@@ -1,0 +1,244 @@
+#include "report/html_report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <ctime>
+
+#include "core/units.h"
+#include "metrics/slo.h"
+#include "report/json_output.h"
+#include "report/report_assets.h"
+#include "report/text_file.h"
+
+namespace tokperf {
+namespace {
+
+std::string esc(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// JSON inside <script>: "</" would end the element early.
+std::string script_safe(std::string s) {
+  for (size_t p = 0; (p = s.find("</", p)) != std::string::npos; p += 3) s.replace(p, 2, "<\\/");
+  return s;
+}
+
+std::string card(const std::string& key, const std::string& value, const std::string& sub,
+                 bool bad = false) {
+  return fmt::format(R"(<div class="card{}"><div class="k">{}</div><div class="v">{}</div>)"
+                     R"(<div class="s">{}</div></div>)",
+                     bad ? " bad" : "", esc(key), esc(value), esc(sub));
+}
+
+// Sweeps headline their heaviest level: that is where users feel the service at its worst.
+size_t headline_level(const SavedRun& run) {
+  return run.levels.empty() ? 0 : run.levels.size() - 1;
+}
+
+std::string cards_html(const SavedRun& run, const ReportOptions& o) {
+  if (run.levels.empty()) return "<p>No load level was measured.</p>";
+  const LevelSummary& s = run.levels[headline_level(run)];
+  int64_t sent = 0, failed = 0;
+  for (const LevelSummary& l : run.levels) sent += l.sent, failed += l.failed;
+  std::string where = run.levels.size() > 1 ? " at " + s.params.label : "";
+  std::string out = "<div class=\"cards\">";
+  out += card("TTFT P50" + where, format_ms(s.ttft.p50), "P95 " + format_ms(s.ttft.p95));
+  out += card("TPOT P50" + where, format_ms(s.tpot.p50), "P95 " + format_ms(s.tpot.p95));
+  out += card("ITL P99" + where, format_ms(s.itl.p99), "P50 " + format_ms(s.itl.p50));
+  out += card("Throughput" + where, format_rate(s.output_token_throughput_tps) + " tok/s",
+              format_rate(s.request_throughput_rps) + " req/s");
+  // Goodput: requests of the headline level meeting every per-request SLO threshold.
+  std::string slo_text = o.slo_text;
+  if (slo_text.empty() && run.config.contains("slo") && run.config["slo"].is_string())
+    slo_text = run.config["slo"].get<std::string>();
+  if (auto spec = parse_slo(slo_text); !slo_text.empty() && spec && s.window_s > 0) {
+    std::vector<RequestMetrics> ms;
+    std::vector<uint8_t> ok;
+    for (const RequestSample& r : run.requests) {
+      if (!r.measured || (s.params.level >= 0 && r.level != s.params.level)) continue;
+      RequestMetrics m{};
+      m.queue_ms = r.queue_ms;
+      m.ttft_ms = r.ttft_ms;
+      m.ttfo_ms = r.ttfo_ms;
+      m.tpot_ms = r.tpot_ms;
+      m.e2e_ms = r.e2e_ms;
+      m.ttft_from_intended_ms = r.ttft_ms + r.queue_ms;
+      m.e2e_from_intended_ms = r.e2e_ms + r.queue_ms;
+      m.itl_ms = r.itl_ms;
+      ms.push_back(std::move(m));
+      ok.push_back(r.ok);
+    }
+    SloReport rep = evaluate_slo(*spec, ms, ok, s.window_s);
+    out += card("Goodput" + where, fmt::format("{} req/s", format_rate(rep.goodput_rps)),
+                fmt::format("{:.1f}% within {}", rep.attainment_pct, slo_text),
+                rep.attainment_pct < 90);
+  } else {
+    out += card("Goodput", "-", slo_text.empty() ? "no SLO given (--slo)" : "SLO not parsable");
+  }
+  out += card("Errors", fmt::format("{}", failed),
+              fmt::format("of {} requests ({:.1f}%)", sent, sent ? 100.0 * failed / sent : 0.0),
+              failed > 0);
+  return out + "</div>";
+}
+
+std::string level_table_html(const SavedRun& run) {
+  std::string out =
+      "<table><tr><th>level</th><th>TTFT P50</th><th>TTFT P95</th><th>TTFO P50</th>"
+      "<th>TPOT P50</th><th>TPOT P95</th><th>ITL P50</th><th>ITL P99</th><th>E2E P50</th>"
+      "<th>E2E P95</th><th>out tok/s</th><th>req/s</th><th>ok</th><th>failed</th></tr>";
+  for (const LevelSummary& s : run.levels) {
+    out += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        esc(s.params.label), format_ms(s.ttft.p50), format_ms(s.ttft.p95), format_ms(s.ttfo.p50),
+        format_ms(s.tpot.p50), format_ms(s.tpot.p95), format_ms(s.itl.p50), format_ms(s.itl.p99),
+        format_ms(s.e2e.p50), format_ms(s.e2e.p95), format_rate(s.output_token_throughput_tps),
+        format_rate(s.request_throughput_rps), s.ok, s.failed);
+  }
+  return out + "</table>";
+}
+
+std::string diagnosis_html(const std::vector<Finding>& findings) {
+  if (findings.empty()) {
+    return "<div class=\"ok-box\">No finding: latency is flat across load, decoding is fast, "
+           "no stalls or drift, and the client kept up.</div>";
+  }
+  std::string out;
+  for (const Finding& f : findings) {
+    out += fmt::format(R"(<div class="finding {}" data-finding="{}"><h3>{}</h3><p>{}</p><ul>)",
+                       severity_name(f.severity), finding_kind_name(f.kind), esc(f.title),
+                       esc(f.evidence));
+    for (const std::string& r : f.remedies) out += "<li>" + esc(r) + "</li>";
+    out += "</ul></div>";
+  }
+  return out;
+}
+
+std::string perceived_html(const SavedRun& run, const PerceivedOptions& o) {
+  std::string out = fmt::format(
+      "<p class=\"sub\">A reader who starts at the first token and reads {:g} tokens/s: decoding "
+      "faster than {} per token no longer helps them; the reading stall is how long they sit "
+      "waiting for text after it began.</p><table><tr><th>level</th><th>first {} chars P50</th>"
+      "<th>P95</th><th>reading stall P50</th><th>P95</th><th>requests stalled</th>"
+      "<th>TPOT faster than reader</th></tr>",
+      o.reader_tokens_per_s, format_ms(1000.0 / o.reader_tokens_per_s), o.first_chars);
+  bool estimated = false;
+  for (const LevelSummary& l : run.levels) {
+    PerceivedSummary p = summarize_perceived(run.requests, l.params.level, o);
+    estimated = estimated || p.chars_estimated;
+    out += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} of {}</td>"
+        "<td>{} of {}</td></tr>",
+        esc(l.params.label), format_ms(p.first_chars_ms.p50), format_ms(p.first_chars_ms.p95),
+        format_ms(p.reading_stall_ms.p50), format_ms(p.reading_stall_ms.p95), p.stalled, p.requests,
+        p.decode_faster_than_reader, p.with_tpot);
+  }
+  out += "</table>";
+  if (estimated) {
+    out +=
+        "<p class=\"note\">Some records carry no per-event character counts: one visible "
+        "character per token event was assumed for the first-characters column.</p>";
+  }
+  return out;
+}
+
+std::string errors_html(const SavedRun& run) {
+  std::string out;
+  for (const LevelSummary& l : run.levels) {
+    for (const ErrorTally& e : l.errors) {
+      out +=
+          fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", esc(l.params.label),
+                      error_kind_name(e.kind), e.count, esc(e.first_message));
+    }
+  }
+  if (out.empty()) return "<p>No request failed.</p>";
+  return "<table><tr><th>level</th><th>kind</th><th>count</th><th>first message</th></tr>" + out +
+         "</table>";
+}
+
+}  // namespace
+
+std::string render_report_html(const SavedRun& run, const ReportOptions& o) {
+  const ReportAssets& a = report_assets();
+  std::vector<Finding> findings = diagnose({run.levels, run.requests, &run.health}, o.thresholds);
+  std::string title = o.title.empty() ? "tokperf report: " + run.dir : o.title;
+  std::string started = "-";
+  if (int64_t us = run.summary.value("started_unix_us", int64_t{0}); us > 0) {
+    std::time_t t = static_cast<std::time_t>(us / 1000000);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&t));
+    started = buf;
+  }
+  std::string notes;
+  for (const auto& n : run.summary.value("notes", nlohmann::json::array()))
+    if (n.is_string()) notes += "<li>" + esc(n.get<std::string>()) + "</li>";
+  for (const std::string& w : run.warnings) notes += "<li>" + esc(w) + "</li>";
+
+  std::string html;
+  html.reserve(a.uplot_js.size() + 200000);
+  html += "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  html += "<title>" + esc(title) + "</title>\n";
+  // Records script errors and failed loads on <body> so a headless check can read them.
+  html +=
+      "<script>window.__tokperfErrors=[];window.addEventListener('error',function(e){"
+      "window.__tokperfErrors.push(String(e.message||e.type));document.documentElement."
+      "setAttribute('data-errors',String(window.__tokperfErrors.length));},true);"
+      "var ce=console.error;console.error=function(){window.__tokperfErrors.push('console');"
+      "document.documentElement.setAttribute('data-errors',String(window.__tokperfErrors.length));"
+      "ce.apply(console,arguments);};</script>\n";
+  html += "<style>" + std::string(a.uplot_css) + "</style>\n";
+  html += "<style>" + std::string(a.report_css) + "</style>\n";
+  html += "</head><body data-report-state=\"loading\">\n";
+  html += "<h1>" + esc(title) + "</h1>\n";
+  html += fmt::format(
+      "<p class=\"sub\">{} &middot; started {} &middot; {} &middot; {} level(s), {} request "
+      "records &middot; tokperf {}</p>\n",
+      esc(run.summary.value("command", "run")), started, esc(run.summary.value("exit_reason", "")),
+      run.levels.size(), run.requests.size(), esc(run.summary.value("tokperf_version", "")));
+  html += cards_html(run, o);
+  html += "\n<h2>Diagnosis</h2>\n" + diagnosis_html(findings);
+  html += "\n<h2>Per level</h2>\n" + level_table_html(run);
+  html += "\n<h2>Perceived speed</h2>\n" + perceived_html(run, o.perceived);
+  html += "\n<h2>Charts</h2>\n<div id=\"charts\"></div>\n";
+  html += "<h2>Errors</h2>\n" + errors_html(run);
+  if (!notes.empty()) html += "\n<h2>Notes</h2>\n<ul>" + notes + "</ul>";
+  html += "\n<h2>Configuration (secrets redacted)</h2>\n<pre>" +
+          esc(redact_config(run.config).dump(2)) + "</pre>\n";
+  html += "<script type=\"application/json\" id=\"tokperf-data\">" +
+          script_safe(report_chart_data(run, o).dump(-1, ' ', false,
+                                                     nlohmann::json::error_handler_t::replace)) +
+          "</script>\n";
+  if (a.have_chart_library) html += "<script>" + std::string(a.uplot_js) + "</script>\n";
+  html += "<script>" + std::string(a.report_js) + "</script>\n</body></html>\n";
+  return html;
+}
+
+Status write_report_html(const std::string& dir, const ReportOptions& o) {
+  Result<SavedRun> run = load_run(dir);
+  if (!run) return Error{run.error()};
+  return write_text_file(dir + "/report.html", render_report_html(*run, o));
+}
+
+}  // namespace tokperf

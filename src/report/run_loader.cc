@@ -1,0 +1,260 @@
+#include "report/run_loader.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+namespace tokperf {
+namespace {
+
+using nlohmann::json;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double num(const json& j, const char* key, double fallback = kNaN) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+int64_t integer(const json& j, const char* key, int64_t fallback = 0) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<int64_t>() : fallback;
+}
+
+const json& child(const json& j, const char* key) {
+  static const json kEmpty = json::object();
+  auto it = j.find(key);
+  return it != j.end() && it->is_object() ? *it : kEmpty;
+}
+
+DistStats dist_from_json(const json& j) {
+  DistStats d;
+  d.count = integer(j, "count");
+  d.mean = num(j, "mean");
+  d.std = num(j, "std");
+  d.min = num(j, "min");
+  d.p50 = num(j, "p50");
+  d.p90 = num(j, "p90");
+  d.p95 = num(j, "p95");
+  d.p99 = num(j, "p99");
+  d.p999 = num(j, "p99_9");
+  d.max = num(j, "max");
+  return d;
+}
+
+ErrorKind error_kind_from_name(const std::string& name) {
+  for (int k = 0; k <= static_cast<int>(ErrorKind::kOther); ++k) {
+    if (name == error_kind_name(static_cast<ErrorKind>(k))) return static_cast<ErrorKind>(k);
+  }
+  return ErrorKind::kOther;
+}
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+}  // namespace
+
+LevelSummary level_summary_from_json(const json& j) {
+  LevelSummary s;
+  s.params.label = j.value("label", "");
+  s.params.level = static_cast<int>(integer(j, "level", -1));
+  s.params.concurrency = static_cast<int>(integer(j, "concurrency", 0));
+  s.params.target_rate_rps = num(j, "target_rate_rps");
+  const json& req = child(j, "requests");
+  s.sent = integer(req, "sent");
+  s.ok = integer(req, "ok");
+  s.failed = integer(req, "failed");
+  const json& first = child(req, "first_error_by_kind");
+  for (const auto& [name, count] : child(req, "errors_by_kind").items()) {
+    ErrorTally e;
+    e.kind = error_kind_from_name(name);
+    e.count = count.is_number() ? count.get<int64_t>() : 0;
+    const json& f = child(first, name.c_str());
+    e.first_http_status = static_cast<int>(integer(f, "http_status"));
+    e.first_message = f.value("message", "");
+    s.errors.push_back(std::move(e));
+  }
+  const json& src = child(j, "output_tokens_source");
+  s.output_tokens_from_usage = integer(src, "usage");
+  s.output_tokens_counted = integer(src, "counted");
+  s.ttft = dist_from_json(child(j, "ttft_ms"));
+  s.ttfo = dist_from_json(child(j, "ttfo_ms"));
+  s.tpot = dist_from_json(child(j, "tpot_ms"));
+  s.itl = dist_from_json(child(j, "itl_ms"));
+  s.e2e = dist_from_json(child(j, "e2e_ms"));
+  s.queue = dist_from_json(child(j, "queue_ms"));
+  s.ttft_from_intended = dist_from_json(child(j, "ttft_from_intended_ms"));
+  s.e2e_from_intended = dist_from_json(child(j, "e2e_from_intended_ms"));
+  const json& tok = child(j, "tokens");
+  s.prompt_tokens_total = integer(tok, "prompt_total");
+  s.output_tokens_total = integer(tok, "output_total");
+  s.window_s = num(j, "window_s", 0);
+  const json& tp = child(j, "throughput");
+  s.request_throughput_rps = num(tp, "requests_per_s");
+  s.output_token_throughput_tps = num(tp, "output_tokens_per_s");
+  s.total_token_throughput_tps = num(tp, "total_tokens_per_s");
+  return s;
+}
+
+ClientHealth client_health_from_json(const json& j) {
+  ClientHealth h;
+  const json& lag = child(j, "loop_lag_ms");
+  h.loop_lag_samples = integer(lag, "count");
+  h.loop_lag_mean_ms = num(lag, "mean");
+  h.loop_lag_p50_ms = num(lag, "p50");
+  h.loop_lag_p99_ms = num(lag, "p99");
+  h.loop_lag_max_ms = num(lag, "max");
+  h.cpu_user_s = num(j, "cpu_user_s", 0);
+  h.cpu_system_s = num(j, "cpu_system_s", 0);
+  h.wall_s = num(j, "wall_s", 0);
+  h.cpu_utilisation_pct = num(j, "cpu_utilisation_pct");
+  h.peak_in_flight = integer(j, "peak_in_flight");
+  h.stream_events_per_s = num(j, "stream_events_per_s", 0);
+  if (auto it = j.find("warnings"); it != j.end() && it->is_array()) {
+    for (const json& w : *it)
+      if (w.is_string()) h.warnings.push_back(w.get<std::string>());
+  }
+  return h;
+}
+
+RequestSample request_sample_from_json(const json& j) {
+  RequestSample r;
+  r.seq = integer(j, "seq");
+  r.level = static_cast<int>(integer(j, "level"));
+  r.measured = j.value("phase", "measure") == "measure";
+  r.ok = j.value("ok", false);
+  if (auto e = j.find("error"); e != j.end() && e->is_object()) r.error_kind = e->value("kind", "");
+  r.start_unix_us = integer(j, "start_unix_us");
+  r.queue_ms = num(j, "queue_ms", 0);
+  r.ttft_ms = num(j, "ttft_ms");
+  r.ttfo_ms = num(j, "ttfo_ms");
+  r.tpot_ms = num(j, "tpot_ms");
+  r.e2e_ms = num(j, "e2e_ms");
+  r.end_ms = num(j, "end_ms");
+  r.output_tokens = integer(j, "output_tokens");
+  r.prompt_tokens = integer(j, "prompt_tokens", -1);
+  auto numbers = [&](const char* key, auto& out) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_array()) return;
+    for (const json& v : *it) out.push_back(v.is_number() ? v.get<double>() : kNaN);
+  };
+  numbers("itl_ms", r.itl_ms);
+  numbers("token_ms", r.token_ms);
+  std::vector<double> chars;
+  numbers("content_chars", chars);
+  for (double c : chars) r.content_chars.push_back(std::isfinite(c) ? static_cast<int32_t>(c) : 0);
+  return r;
+}
+
+Result<std::vector<TimeseriesRow>> parse_timeseries_csv(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line)) return std::vector<TimeseriesRow>{};
+  auto split = [](const std::string& l) {
+    std::vector<std::string> cells;
+    std::string cell;
+    std::istringstream s(l);
+    while (std::getline(s, cell, ',')) cells.push_back(cell);
+    if (!l.empty() && l.back() == ',') cells.emplace_back();
+    return cells;
+  };
+  std::vector<std::string> header = split(line);
+  std::vector<TimeseriesRow> rows;
+  int line_no = 1;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    std::vector<std::string> cells = split(line);
+    if (cells.size() != header.size()) {
+      return Error{fmt::format("line {} has {} fields, the header has {}", line_no, cells.size(),
+                               header.size())};
+    }
+    std::map<std::string, double> v;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      v[header[i]] = cells[i].empty() ? kNaN : std::strtod(cells[i].c_str(), nullptr);
+    }
+    auto get = [&](const char* k) { return v.count(k) ? v[k] : kNaN; };
+    auto count = [&](const char* k) {
+      double x = get(k);
+      return std::isfinite(x) ? static_cast<int64_t>(x) : -1;
+    };
+    TimeseriesRow r;
+    r.second = count("second");
+    r.arrivals = count("arrivals");
+    r.sends = count("sends");
+    r.in_flight = count("in_flight");
+    r.completions = count("completions");
+    r.errors = count("errors");
+    r.output_tok_per_s = get("output_tok_per_s");
+    r.ttft_p50_ms = get("ttft_p50_ms");
+    r.ttft_p95_ms = get("ttft_p95_ms");
+    r.itl_p50_ms = get("itl_p50_ms");
+    r.itl_p95_ms = get("itl_p95_ms");
+    r.send_lag_p50_ms = get("send_lag_p50_ms");
+    r.send_lag_p95_ms = get("send_lag_p95_ms");
+    r.loop_lag_ms = get("loop_lag_ms");
+    r.client_queue = count("client_queue");
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+Result<SavedRun> load_run(const std::string& dir) {
+  SavedRun run;
+  run.dir = dir;
+  std::string text;
+  const std::string summary_path = dir + "/summary.json";
+  if (!read_file(summary_path, text)) {
+    return Error{
+        fmt::format("cannot read '{}': expected a folder written by tokperf bench (with "
+                    "summary.json and requests.jsonl)",
+                    summary_path)};
+  }
+  run.summary = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!run.summary.is_object() || !run.summary.contains("levels") ||
+      !run.summary["levels"].is_array()) {
+    return Error{
+        fmt::format("'{}' is not a tokperf summary: expected a JSON object with a "
+                    "\"levels\" array (docs/summary-schema.md)",
+                    summary_path)};
+  }
+  run.config = run.summary.value("config", json::object());
+  for (const json& l : run.summary["levels"]) run.levels.push_back(level_summary_from_json(l));
+  run.health = client_health_from_json(child(run.summary, "client_health"));
+
+  if (read_file(dir + "/requests.jsonl", text)) {
+    std::istringstream in(text);
+    std::string line;
+    int line_no = 0;
+    while (std::getline(in, line)) {
+      ++line_no;
+      if (line.empty()) continue;
+      json j = json::parse(line, nullptr, false);
+      if (!j.is_object()) {
+        run.warnings.push_back(
+            fmt::format("requests.jsonl line {} is not a JSON object; skipped", line_no));
+        continue;
+      }
+      run.requests.push_back(request_sample_from_json(j));
+    }
+  }
+  if (read_file(dir + "/timeseries.csv", text)) {
+    auto rows = parse_timeseries_csv(text);
+    if (rows)
+      run.timeseries = std::move(*rows);
+    else
+      run.warnings.push_back("timeseries.csv: " + rows.error() + "; time series not shown");
+  }
+  return run;
+}
+
+}  // namespace tokperf

@@ -1,0 +1,45 @@
+// Reads a saved run back from its output folder: summary.json (docs/summary-schema.md),
+// requests.jsonl (docs/requests-schema.md) and, when present, timeseries.csv (docs/LOAD.md). Used
+// by `report`, `compare` and `history`, and by bench to render report.html from what it just wrote,
+// so the report shows exactly what the files hold.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/request_sample.h"
+#include "core/result.h"
+#include "metrics/aggregate.h"
+#include "metrics/client_health.h"
+#include "metrics/timeseries.h"
+
+namespace tokperf {
+
+struct SavedRun {
+  std::string dir;
+  nlohmann::json summary;  // the whole summary.json document
+  nlohmann::json config;   // summary["config"]; may hold secrets if another tool wrote it
+  std::vector<LevelSummary> levels;
+  ClientHealth health;
+  std::vector<RequestSample> requests;    // all phases, file order
+  std::vector<TimeseriesRow> timeseries;  // empty without timeseries.csv
+  std::vector<std::string> warnings;      // lines skipped and why
+};
+
+// Fails (message names the file and what is wrong) when summary.json is missing or malformed.
+// A missing requests.jsonl or timeseries.csv is not an error; a malformed line is skipped with a
+// warning so one torn line (a crash mid-write) does not lose the rest.
+Result<SavedRun> load_run(const std::string& dir);
+
+// Inverse of level_summary_json / client_health_json / request_record_json; unknown fields are
+// ignored, missing ones keep their defaults.
+LevelSummary level_summary_from_json(const nlohmann::json& j);
+ClientHealth client_health_from_json(const nlohmann::json& j);
+RequestSample request_sample_from_json(const nlohmann::json& j);
+
+// Parses timeseries.csv text by its header names; unknown columns are ignored.
+Result<std::vector<TimeseriesRow>> parse_timeseries_csv(const std::string& text);
+
+}  // namespace tokperf

@@ -1,0 +1,242 @@
+// End-to-end load shapes (issue 3) against the scripted server: sweeps, open-loop pacing, latency from
+// the intended start, goodput/attainment, and the capacity search on a server with K service slots.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "client/request_builder.h"
+#include "core/clock.h"
+#include "load/bench_runner.h"
+#include "load/capacity_search.h"
+#include "metrics/aggregate.h"
+#include "metrics/slo.h"
+#include "metrics/stats.h"
+#include "support/scripted_server.h"
+
+namespace tokperf {
+namespace {
+
+using testing_support::Fault;
+using testing_support::ScriptedServer;
+using testing_support::ScriptedServerOptions;
+
+BenchConfig base_config(const ScriptedServer& s, int output_tokens) {
+  BenchConfig c;
+  c.target.base_url = s.base_url();
+  c.target.api = "chat";
+  c.target.model = "tokperf-test-model";
+  c.prompt.text = "hello";
+  c.prompt.output_tokens = output_tokens;
+  c.load.timeout_ns = 20'000'000'000;
+  c.load.progress = false;
+  c.run_id = "load";
+  return c;
+}
+
+LevelSpec concurrency(double c) { return LevelSpec{LoadMode::kConcurrency, c, c, 0}; }
+LevelSpec rate(double r) { return LevelSpec{LoadMode::kRate, r, r, 0}; }
+
+struct LoadRun {
+  std::vector<RequestTimeline> records;
+  std::vector<LevelRunInfo> levels;
+};
+
+LoadRun run(const BenchConfig& c) {
+  LoadRun out;
+  BenchRunner runner(c, *RequestBuilder::create(c.target, c.prompt),
+                     [&](const RequestTimeline& t) { out.records.push_back(t); });
+  EXPECT_TRUE(runner.run());
+  out.levels = runner.levels();
+  return out;
+}
+
+std::vector<RequestTimeline> measured(const LoadRun& r, int level) {
+  std::vector<RequestTimeline> v;
+  for (const auto& t : r.records) {
+    if (t.level == level && t.phase == Phase::kMeasure) v.push_back(t);
+  }
+  return v;
+}
+
+TEST(LoadShapesE2E, ASweepGivesOneCorrectRowPerLevel) {
+  // K = 2 service slots of 20 ms TTFT + 4 x 5 ms: at concurrency 4 half the requests wait a turn.
+  ScriptedServerOptions o;
+  o.script.ttft_ms = 20;
+  o.script.itl_ms = 5;
+  o.script.tokens = 5;
+  o.queue_slots = 2;
+  ScriptedServer server(o);
+  ASSERT_TRUE(server.start().ok());
+  BenchConfig c = base_config(server, 5);
+  c.load.plan.levels = {concurrency(1), concurrency(2), concurrency(4)};
+  c.load.plan.measure = PhaseLimit{0, 16};
+  LoadRun r = run(c);
+  ASSERT_EQ(r.levels.size(), 3u);
+  double service_ms = 20 + 4 * 5;
+  // Concurrency 4 on 2 slots: in steady state every request queues behind one other for a whole
+  // service time.
+  std::vector<double> expected_ttft_p50 = {20, 20, 20 + service_ms};
+  for (int level = 0; level < 3; ++level) {
+    std::vector<RequestTimeline> m = measured(r, level);
+    LevelParams p;
+    p.level = level;
+    p.concurrency = static_cast<int>(c.load.plan.levels[level].start);
+    LevelSummary s = aggregate_level(r.records, p);
+    EXPECT_EQ(s.sent, 16) << level;
+    EXPECT_EQ(s.ok, 16) << level;
+    EXPECT_NEAR(s.ttft.p50, expected_ttft_p50[level], 4) << level;
+    EXPECT_NEAR(s.tpot.p50, 5, 2) << level;
+  }
+  // More concurrency, more throughput until the slots are full.
+  LevelParams p0, p1;
+  p0.level = 0;
+  p1.level = 1;
+  EXPECT_GT(aggregate_level(r.records, p1).output_token_throughput_tps,
+            1.6 * aggregate_level(r.records, p0).output_token_throughput_tps);
+}
+
+TEST(LoadShapesE2E, OpenLoopKeepsTheRateAndTheSameSeedTheSameSchedule) {
+  ScriptedServerOptions o;
+  o.script.ttft_ms = 2;
+  o.script.itl_ms = 1;
+  o.script.tokens = 2;
+  ScriptedServer server(o);
+  ASSERT_TRUE(server.start().ok());
+  BenchConfig c = base_config(server, 2);
+  c.load.plan.levels = {rate(200)};
+  c.load.plan.measure = PhaseLimit{0, 300};
+  c.load.plan.arrivals = ArrivalKind::kPoisson;
+  c.load.plan.seed = 7;
+  c.load.default_warmup = false;
+  c.load.plan.warmup = PhaseLimit{0, 20};
+  LoadRun a = run(c);
+  ASSERT_EQ(a.levels.size(), 1u);
+  const LevelRunInfo& info = a.levels[0];
+  EXPECT_TRUE(info.open_loop);
+  EXPECT_EQ(info.measured_sent, 300);
+  // Intended starts follow the schedule; achieved rate is the schedule's own rate, nearly exactly.
+  std::vector<double> lag_ms;
+  for (int64_t ns : info.send_lag_ns) lag_ms.push_back(ns_to_ms(ns));
+  EXPECT_LT(percentile(lag_ms, 50), 1.0);
+  EXPECT_LT(percentile(lag_ms, 99), 5.0);  // generous: 2 shared cores, sanitizer-free build
+  // The same seed gives the same schedule, whatever the server did.
+  LoadRun b = run(c);
+  EXPECT_EQ(b.levels[0].schedule_fingerprint, info.schedule_fingerprint);
+  c.load.plan.seed = 8;
+  c.load.plan.measure = PhaseLimit{0, 20};
+  LoadRun d = run(c);
+  EXPECT_NE(d.levels[0].schedule_fingerprint, info.schedule_fingerprint);
+  // Every measured request records its intended start, and the send follows it closely.
+  for (const auto& t : measured(a, 0)) {
+    EXPECT_GE(t.send_ns, t.intended_ns);
+    EXPECT_LT(ns_to_ms(t.send_ns - t.intended_ns), 20.0);
+  }
+}
+
+TEST(LoadShapesE2E, LatencyFromTheIntendedStartIncludesTheClientQueue) {
+  // Constant arrivals every 50 ms, one slot (--max-concurrency 1), service 100 ms: request i is
+  // meant to start at 50·i but can only start at 100·i, so its queue is 50·i ms and its TTFT from the
+  // intended start exceeds the service TTFT by exactly that.
+  ScriptedServerOptions o;
+  o.script.ttft_ms = 20;
+  o.script.itl_ms = 20;
+  o.script.tokens = 5;  // 20 + 4 x 20 = 100 ms
+  ScriptedServer server(o);
+  ASSERT_TRUE(server.start().ok());
+  BenchConfig c = base_config(server, 5);
+  c.load.plan.levels = {rate(20)};
+  c.load.plan.arrivals = ArrivalKind::kConstant;
+  c.load.plan.max_concurrency = 1;
+  c.load.plan.measure = PhaseLimit{0, 6};
+  c.load.default_warmup = false;
+  LoadRun r = run(c);
+  std::vector<RequestTimeline> m = measured(r, 0);
+  ASSERT_EQ(m.size(), 6u);
+  std::sort(m.begin(), m.end(), [](auto& a, auto& b) { return a.intended_ns < b.intended_ns; });
+  for (size_t i = 0; i < m.size(); ++i) {
+    RequestMetrics x = compute_request_metrics(m[i]);
+    ASSERT_TRUE(m[i].ok());
+    double expected_queue = 50.0 * static_cast<double>(i);
+    EXPECT_NEAR(x.queue_ms, expected_queue, 6) << i;
+    EXPECT_NEAR(x.ttft_ms, 20, 3) << i;
+    EXPECT_NEAR(x.ttft_from_intended_ms - x.ttft_ms, expected_queue, 6) << i;
+    EXPECT_NEAR(x.e2e_from_intended_ms - x.e2e_ms, expected_queue, 6) << i;
+  }
+}
+
+TEST(LoadShapesE2E, GoodputAndAttainmentMatchAHandCount) {
+  // A third of the requests stall 150 ms before their first token: they miss ttft:p95<=60ms each.
+  ScriptedServerOptions o;
+  o.script.ttft_ms = 10;
+  o.script.itl_ms = 2;
+  o.script.tokens = 4;
+  o.script.fault_at_token = 0;
+  o.script.stall_ms = 150;
+  o.fault_fractions = {{Fault::kStall, 0.33}, {Fault::kHttp500, 0.1}};
+  o.seed = 11;
+  ScriptedServer server(o);
+  ASSERT_TRUE(server.start().ok());
+  BenchConfig c = base_config(server, 4);
+  c.load.plan.levels = {concurrency(4)};
+  c.load.plan.measure = PhaseLimit{0, 60};
+  c.load.default_warmup = false;
+  LoadRun r = run(c);
+  std::vector<RequestTimeline> m = measured(r, 0);
+  ASSERT_EQ(m.size(), 60u);
+  std::map<std::string, Fault> fault_of;
+  for (const auto& rec : server.records()) fault_of[rec.request_id] = rec.fault;
+  size_t hand_good = 0;
+  for (const auto& t : m) hand_good += fault_of.at(t.request_id) == Fault::kNone ? 1 : 0;
+  std::vector<RequestMetrics> metrics;
+  std::vector<uint8_t> ok;
+  for (const auto& t : m) {
+    metrics.push_back(compute_request_metrics(t));
+    ok.push_back(t.ok() ? 1 : 0);
+  }
+  SloSpec slo = *parse_slo("ttft:p95<=60ms");
+  SloReport rep = evaluate_slo(slo, metrics, ok, 2.0);
+  EXPECT_EQ(rep.requests, 60u);
+  EXPECT_EQ(rep.good, hand_good);
+  EXPECT_NEAR(rep.attainment_pct, 100.0 * hand_good / 60, 1e-9);
+  EXPECT_NEAR(rep.goodput_rps, hand_good / 2.0, 1e-9);
+  EXPECT_FALSE(rep.all_pass);  // P95 sits among the stalled ones
+}
+
+TEST(LoadShapesE2E, CapacitySearchFindsTheSlotCount) {
+  // K = 4 slots, 40 ms of service each: up to 4 concurrent users see TTFT ≈ 20 ms; a 5th waits a
+  // whole service time. With ttft:p95<=45ms the highest passing concurrency is exactly 4.
+  ScriptedServerOptions o;
+  o.script.ttft_ms = 20;
+  o.script.itl_ms = 5;
+  o.script.tokens = 5;
+  o.queue_slots = 4;
+  ScriptedServer server(o);
+  ASSERT_TRUE(server.start().ok());
+  SloSpec slo = *parse_slo("ttft:p95<=45ms");
+  RunLevelFn run_level = [&](double x) {
+    BenchConfig c = base_config(server, 5);
+    c.load.plan.levels = {concurrency(x)};
+    c.load.plan.measure = PhaseLimit{0, static_cast<int64_t>(8 * x)};
+    LoadRun r = run(c);
+    std::vector<RequestMetrics> metrics;
+    std::vector<uint8_t> ok;
+    for (const auto& t : measured(r, 0)) {
+      metrics.push_back(compute_request_metrics(t));
+      ok.push_back(t.ok() ? 1 : 0);
+    }
+    return level_outcome_from(slo, metrics, ok);
+  };
+  CapacitySearchOptions opt;
+  opt.start = 2;
+  opt.max_value = 32;
+  opt.max_trials = 16;
+  CapacityResult res = capacity_search(run_level, opt);
+  ASSERT_TRUE(res.found) << res.summary;
+  EXPECT_EQ(res.max_passing, 4) << res.summary;
+}
+
+}  // namespace
+}  // namespace tokperf

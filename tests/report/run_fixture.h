@@ -1,0 +1,109 @@
+// A saved run written with the real writers (requests.jsonl, summary.json, timeseries.csv), for the
+// report, compare and history tests. Header-only: tests/CMakeLists.txt compiles *_test.cc only.
+#pragma once
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "metrics/aggregate.h"
+#include "metrics/timeseries.h"
+#include "report/json_output.h"
+
+namespace tokperf::testing_fixture {
+
+struct FixtureLevel {
+  int concurrency = 1;
+  int requests = 40;
+  double ttft_ms = 200;
+  double itl_ms = 30;
+  int tokens = 30;
+  int failures = 0;  // extra requests that fail with 429
+};
+
+inline std::string fresh_dir(const std::string& name) {
+  static std::atomic<int> n{0};
+  std::filesystem::path p =
+      std::filesystem::temp_directory_path() /
+      ("tokperf-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p.string();
+}
+
+// Requests of a level run back to back in `concurrency` slots, sends 1 ms apart within a wave.
+inline std::string write_run(const std::string& dir, const std::vector<FixtureLevel>& levels,
+                             const std::string& slo = "") {
+  const int64_t ms = 1'000'000;
+  RequestsJsonlWriter w;
+  (void)w.open(dir + "/requests.jsonl");
+  std::vector<RequestTimeline> all;
+  std::vector<LevelSummary> summaries;
+  int64_t t = 1'000 * ms;
+  uint64_t seq = 0;
+  for (size_t li = 0; li < levels.size(); ++li) {
+    const FixtureLevel& L = levels[li];
+    std::vector<RequestTimeline> recs;
+    int total = L.requests + L.failures;
+    for (int i = 0; i < total; ++i) {
+      RequestTimeline r;
+      r.seq = seq++;
+      r.request_id = "req-" + std::to_string(r.seq);
+      r.level = static_cast<int>(li);
+      int wave = i / L.concurrency, slot = i % L.concurrency;
+      int64_t dur = static_cast<int64_t>((L.ttft_ms + L.itl_ms * (L.tokens - 1) + 5) * ms);
+      r.intended_ns = t + wave * dur + slot * ms;
+      r.send_ns = r.intended_ns + ms / 2;
+      r.start_unix_us = 1'700'000'000'000'000 + r.send_ns / 1000;
+      r.http_status = 200;
+      if (i >= L.requests) {
+        r.http_status = 429;
+        r.error = {ErrorKind::kRateLimited, 429, "too many requests"};
+        r.end_ns = r.send_ns + 3 * ms;
+      } else {
+        for (int k = 0; k < L.tokens; ++k) {
+          // A little deterministic jitter so distributions are not single points.
+          int64_t jitter = ((i * 7 + k * 3) % 5) * ms / 5;
+          int64_t at = r.send_ns + static_cast<int64_t>((L.ttft_ms + L.itl_ms * k) * ms) + jitter;
+          r.token_events.push_back({at, 1, true});
+        }
+        r.first_visible_ns = r.token_events.front().t_ns;
+        r.end_ns = r.token_events.back().t_ns + ms;
+        r.usage_completion_tokens = L.tokens;
+        r.prompt_tokens_sent = 300;
+        r.saw_done = true;
+      }
+      (void)w.write(r, compute_request_metrics(r));
+      recs.push_back(r);
+    }
+    LevelParams p;
+    p.label = "c=" + std::to_string(L.concurrency);
+    p.level = static_cast<int>(li);
+    p.concurrency = L.concurrency;
+    summaries.push_back(aggregate_level(recs, p));
+    for (const auto& r : recs) t = std::max(t, r.end_ns);
+    t += 10 * ms;
+    all.insert(all.end(), recs.begin(), recs.end());
+  }
+  (void)w.close();
+  nlohmann::json config = {{"target",
+                            {{"base_url", "http://127.0.0.1:8000/v1"},
+                             {"model", "fixture-model"},
+                             {"api_key", "sk-live-SECRET"},
+                             {"headers", {"Authorization: Bearer SECRET2", "X-Team: perf"}}}}};
+  if (!slo.empty()) config["slo"] = slo;
+  ClientHealth health;
+  RunInfo info;
+  info.command = "bench";
+  info.started_unix_us = 1'700'000'000'000'000;
+  info.exit_reason = "completed";
+  (void)write_json_file(dir + "/summary.json", summary_json(config, summaries, health, info));
+  auto rows = build_timeseries(all, 1'000 * ms, t);
+  (void)write_timeseries_csv(dir + "/timeseries.csv", rows);
+  return dir;
+}
+
+}  // namespace tokperf::testing_fixture
