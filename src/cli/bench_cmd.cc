@@ -14,6 +14,8 @@
 #include "cli/commands.h"
 #include "cli/load_flags.h"
 #include "cli/target_flags.h"
+#include "sim/deployment_cli.h"
+#include "sim/sim_server.h"
 
 namespace tokperf {
 namespace {
@@ -36,12 +38,26 @@ struct BenchFlags {
   bool no_history = false;
   bool json = false;
   bool no_progress = false;
+  sim::DeploymentFlags sim;  // the built-in simulated target, used when --url is absent
+  bool sim_flags_given = false;
 };
 
 int run_bench(BenchFlags& flags) {
+  // Without --url: the simulated engine in-process on an ephemeral loopback port, measured through
+  // the same HTTP path as a real server (docs/SIMULATOR.md).
+  std::unique_ptr<sim::SimServer> simulated;
   if (flags.target.url.empty()) {
-    throw UsageError("--url is required: the base URL of an OpenAI-compatible server, e.g. "
-                     "--url http://127.0.0.1:8000/v1");
+    auto s = sim::start_sim_target(flags.sim, flags.target.model);
+    if (!s) throw UsageError(s.error());
+    simulated = std::move(s).value();
+    flags.target.url = simulated->base_url();
+    fmt::print(stderr,
+               "tokperf: no --url, so benchmarking the built-in simulated engine at {}: {} "
+               "(repeated prompts hit its prefix cache, as on vLLM; --unique-prompts avoids it)\n",
+               flags.target.url, sim::describe_simulation(*simulated));
+  } else if (flags.sim_flags_given) {
+    throw UsageError("--sim-model, --model-config, --gpu, --gpu-spec, --dtype, --kv-dtype and --tp "
+                     "describe the simulated target; they cannot be combined with --url");
   }
   BenchConfig config;
   apply_target_flags(flags.target, config);
@@ -84,7 +100,11 @@ void register_bench_command(CLI::App& app, CommandSet& cmds) {
   sub->add_flag("--json", flags->json, "Print summary.json to stdout (the table goes to stderr)")
       ->group(out);
   sub->add_flag("--no-progress", flags->no_progress, "No live progress line")->group(out);
-  cmds.add(sub, [flags] { return run_bench(*flags); });
+  sim::add_deployment_flags(*sub, flags->sim, "--sim-model", "Simulated target (without --url)");
+  cmds.add(sub, [flags, sub] {
+    flags->sim_flags_given = sim::deployment_flags_given(*sub, "--sim-model");
+    return run_bench(*flags);
+  });
 }
 
 }  // namespace tokperf

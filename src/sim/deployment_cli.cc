@@ -4,22 +4,42 @@
 
 namespace tokperf::sim {
 
-void add_deployment_flags(CLI::App& sub, DeploymentFlags& f) {
-  sub.add_option("--model", f.model,
-                 "built-in model: llama-2-7b, llama-2-70b, llama-3.1-8b, llama-3.1-70b, "
-                 "qwen2.5-7b, qwen2.5-72b, mistral-7b, mixtral-8x7b, deepseek-v3")
-      ->capture_default_str();
-  sub.add_option("--model-config", f.model_config,
-                 "a Hugging Face config.json to use instead of --model");
-  sub.add_option("--gpu", f.gpu,
-                 "built-in GPU: a100-40g, a100-80g, h100, h200, l40s, rtx4090, a10g, l4, mi300x")
-      ->capture_default_str();
-  sub.add_option("--gpu-spec", f.gpu_spec, "a GPU spec JSON file to use instead of --gpu");
-  sub.add_option("--dtype", f.dtype, "weight format: fp16, bf16, fp8, int8, int4")
-      ->capture_default_str();
-  sub.add_option("--kv-dtype", f.kv_dtype, "KV-cache format: auto, fp16, bf16, fp8, int8")
-      ->capture_default_str();
-  sub.add_option("--tp", f.tp, "tensor-parallel GPUs")->capture_default_str();
+void add_deployment_flags(CLI::App& sub, DeploymentFlags& f, const std::string& model_flag,
+                          const std::string& group) {
+  std::vector<CLI::Option*> opts;
+  opts.push_back(
+      sub.add_option(model_flag, f.model,
+                     "built-in model: llama-2-7b, llama-2-70b, llama-3.1-8b, llama-3.1-70b, "
+                     "qwen2.5-7b, qwen2.5-72b, mistral-7b, mixtral-8x7b, deepseek-v3")
+          ->capture_default_str());
+  opts.push_back(sub.add_option("--model-config", f.model_config,
+                                "a Hugging Face config.json to use instead of " + model_flag));
+  opts.push_back(
+      sub.add_option(
+             "--gpu", f.gpu,
+             "built-in GPU: a100-40g, a100-80g, h100, h200, l40s, rtx4090, a10g, l4, mi300x")
+          ->capture_default_str());
+  opts.push_back(
+      sub.add_option("--gpu-spec", f.gpu_spec, "a GPU spec JSON file to use instead of --gpu"));
+  opts.push_back(sub.add_option("--dtype", f.dtype, "weight format: fp16, bf16, fp8, int8, int4")
+                     ->capture_default_str());
+  opts.push_back(
+      sub.add_option("--kv-dtype", f.kv_dtype, "KV-cache format: auto, fp16, bf16, fp8, int8")
+          ->capture_default_str());
+  opts.push_back(sub.add_option("--tp", f.tp, "tensor-parallel GPUs")->capture_default_str());
+  if (!group.empty()) {
+    for (CLI::Option* o : opts) o->group(group);
+  }
+}
+
+bool deployment_flags_given(const CLI::App& sub, const std::string& model_flag) {
+  for (const std::string& name :
+       {model_flag, std::string("--model-config"), std::string("--gpu"), std::string("--gpu-spec"),
+        std::string("--dtype"), std::string("--kv-dtype"), std::string("--tp")}) {
+    const CLI::Option* o = sub.get_option_no_throw(name);
+    if (o != nullptr && o->count() > 0) return true;
+  }
+  return false;
 }
 
 }  // namespace tokperf::sim

@@ -2,6 +2,8 @@
 // --tp), declared once for every command that needs them.
 #pragma once
 
+#include <string>
+
 #include "sim/deployment.h"
 
 namespace CLI {
@@ -10,7 +12,13 @@ class App;
 
 namespace tokperf::sim {
 
-// `f` must outlive parsing; CLI11 writes into it.
-void add_deployment_flags(CLI::App& sub, DeploymentFlags& f);
+// `f` must outlive parsing; CLI11 writes into it. `model_flag` names the model option: "--model"
+// for the simulator's own commands; bench, whose --model is the served model id, passes
+// "--sim-model". A non-empty `group` puts the flags under that heading in --help.
+void add_deployment_flags(CLI::App& sub, DeploymentFlags& f,
+                          const std::string& model_flag = "--model", const std::string& group = "");
+
+// True when any of the flags above was given on the command line (after parsing).
+bool deployment_flags_given(const CLI::App& sub, const std::string& model_flag = "--model");
 
 }  // namespace tokperf::sim

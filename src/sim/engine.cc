@@ -87,6 +87,22 @@ void Engine::preempt(int32_t idx, int64_t now_ns) {
   result_.events.push_back({SeqEventKind::kPreempted, s.id, now_ns, s.generated});
 }
 
+bool Engine::abort(uint64_t request_id) {
+  auto drop = [&](auto& list) {
+    for (auto it = list.begin(); it != list.end(); ++it) {
+      Seq& s = seqs_[static_cast<size_t>(*it)];
+      if (s.id != request_id) continue;
+      free_blocks(s);
+      free_seqs_.push_back(*it);
+      list.erase(it);
+      ++stats_.aborted_total;
+      return true;
+    }
+    return false;
+  };
+  return drop(running_) || drop(waiting_);
+}
+
 int64_t Engine::reuse_cached_prefix(Seq& s) {
   if (!cfg_.enable_prefix_caching || s.computed > 0 || s.hashes.empty()) return 0;
   // At least one token must be computed to produce logits, so a full hit leaves the last block.

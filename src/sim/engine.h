@@ -70,6 +70,7 @@ struct EngineStats {
   int64_t kv_blocks_total = 0;
   int64_t kv_blocks_used = 0;
   int64_t preemptions_total = 0;
+  int64_t aborted_total = 0;
   int64_t prefix_queries_tokens = 0;  // prompt tokens looked up in the prefix cache
   int64_t prefix_hit_tokens = 0;
   int64_t steps_total = 0;
@@ -83,6 +84,11 @@ class Engine {
   // Queues a request. Fails (naming why) when it could never run: no tokens, or prompt + max
   // tokens exceed the whole KV cache.
   Status submit(const SimRequest& r);
+
+  // Drops a queued or running request and frees its KV blocks (a client that went away). Returns
+  // false when the engine does not hold it (never submitted, or already finished). O(sequences):
+  // meant for the rare disconnect, not the hot path. Call between steps.
+  bool abort(uint64_t request_id);
 
   // Runs one iteration starting at now_ns. The result is valid until the next call.
   const StepResult& step(int64_t now_ns);

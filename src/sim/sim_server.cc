@@ -1,0 +1,400 @@
+#include "sim/sim_server.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <time.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "core/clock.h"
+#include "net/event_loop.h"
+#include "net/http_server.h"
+#include "sim/openai_chunks.h"
+#include "sim/serving_metrics.h"
+#include "sim/sim_text.h"
+
+namespace tokperf::sim {
+namespace {
+
+constexpr int64_t kCreatedUnixS = 1700000000;  // fixed, so responses are byte-for-byte repeatable
+
+// The prompt text of a request: chat messages' contents (string, or text parts) joined by
+// newlines, or the completions prompt (a string, or the first of a list).
+std::string prompt_text(const nlohmann::json& body, bool chat) {
+  std::string text;
+  if (chat) {
+    if (!body.contains("messages") || !body["messages"].is_array()) return text;
+    for (const auto& m : body["messages"]) {
+      if (!m.is_object() || !m.contains("content")) continue;
+      const auto& c = m["content"];
+      if (c.is_string()) {
+        text += c.get<std::string>();
+        text += '\n';
+      } else if (c.is_array()) {
+        for (const auto& part : c) {
+          if (part.is_object() && part.value("type", "") == "text" && part.contains("text") &&
+              part["text"].is_string()) {
+            text += part["text"].get<std::string>();
+            text += '\n';
+          }
+        }
+      }
+    }
+    return text;
+  }
+  if (!body.contains("prompt")) return text;
+  const auto& p = body["prompt"];
+  if (p.is_string()) return p.get<std::string>();
+  if (p.is_array() && !p.empty() && p[0].is_string()) return p[0].get<std::string>();
+  return text;
+}
+
+}  // namespace
+
+// A generation request being answered (loop thread only).
+struct Stream {
+  Stream(uint64_t id_in, std::shared_ptr<HttpResponse> resp_in, OpenAiChunks chunks_in)
+      : id(id_in), resp(std::move(resp_in)), chunks(std::move(chunks_in)) {}
+  uint64_t id = 0;
+  std::shared_ptr<HttpResponse> resp;
+  OpenAiChunks chunks;
+  bool chat = true;
+  bool stream = true;
+  bool include_usage = false;
+  int64_t prompt_tokens = 0;
+  int64_t max_tokens = 0;
+  int64_t received_ns = 0;
+  int64_t last_token_ns = 0;
+  int64_t tokens = 0;
+  std::string out;  // reused write buffer
+};
+
+struct SimServer::Impl {
+  SimServer* owner = nullptr;
+  EventLoop loop;
+  std::unique_ptr<HttpServer> http;
+  std::unique_ptr<RealtimeDriver> driver;
+  ServingMetrics metrics;
+  std::unordered_map<uint64_t, std::unique_ptr<Stream>> streams;
+  uint64_t next_id = 1;
+  int64_t tokens_emitted = 0;
+  double loop_cpu_s = 0;
+  bool prefix_hashes = true;
+  int64_t block_size = 16;
+
+  void handle(HttpRequest& req, std::shared_ptr<HttpResponse> resp);
+  void generate(HttpRequest& req, std::shared_ptr<HttpResponse> resp, bool chat);
+  void tokenize(HttpRequest& req, HttpResponse& resp);
+  void models(HttpResponse& resp);
+  void on_event(Stream& s, const SeqEvent& ev);
+  void error(HttpResponse& resp, int status, const std::string& message, const char* type);
+};
+
+void SimServer::Impl::error(HttpResponse& resp, int status, const std::string& message,
+                            const char* type) {
+  nlohmann::json j = {{"object", "error"}, {"message", message}, {"type", type}, {"code", status}};
+  resp.reply_json(status, j.dump());
+}
+
+void SimServer::Impl::models(HttpResponse& resp) {
+  const std::string& m = owner->served_model_;
+  nlohmann::json model = {{"id", m},
+                          {"object", "model"},
+                          {"created", kCreatedUnixS},
+                          {"owned_by", "tokperf-sim"},
+                          {"root", m},
+                          {"max_model_len", owner->max_model_len_}};
+  nlohmann::json j = {{"object", "list"}, {"data", nlohmann::json::array({model})}};
+  resp.reply_json(200, j.dump());
+}
+
+void SimServer::Impl::tokenize(HttpRequest& req, HttpResponse& resp) {
+  auto body = nlohmann::json::parse(req.body, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) {
+    return error(resp, 400, "body is not a JSON object", "BadRequestError");
+  }
+  std::string text;
+  if (body.contains("prompt") && body["prompt"].is_string()) {
+    text = body["prompt"].get<std::string>();
+  } else if (body.contains("messages")) {
+    text = prompt_text(body, true);
+  } else if (body.contains("content") && body["content"].is_string()) {
+    text = body["content"].get<std::string>();  // llama.cpp's shape
+  } else {
+    return error(resp, 400, "expected \"prompt\" (a string) or \"messages\"", "BadRequestError");
+  }
+  nlohmann::json j = {{"count", count_tokens(text)},
+                      {"max_model_len", owner->max_model_len_},
+                      {"tokens", sim::tokenize(text)}};
+  resp.reply_json(200, j.dump());
+}
+
+void SimServer::Impl::generate(HttpRequest& req, std::shared_ptr<HttpResponse> resp, bool chat) {
+  auto reject = [&](int status, const std::string& message, const char* type) {
+    owner->counters_.rejected.fetch_add(1, std::memory_order_relaxed);
+    error(*resp, status, message, type);
+  };
+  auto body = nlohmann::json::parse(req.body, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) {
+    return reject(400, "body is not a JSON object", "BadRequestError");
+  }
+  if (body.contains("model") && body["model"].is_string() &&
+      body["model"].get<std::string>() != owner->served_model_) {
+    return reject(404,
+                  fmt::format("The model `{}` does not exist; this server serves `{}`.",
+                              body["model"].get<std::string>(), owner->served_model_),
+                  "NotFoundError");
+  }
+  if (chat && (!body.contains("messages") || !body["messages"].is_array())) {
+    return reject(400, "\"messages\" must be a list of messages", "BadRequestError");
+  }
+  if (!chat && !body.contains("prompt"))
+    return reject(400, "\"prompt\" is required", "BadRequestError");
+  if (body.value("n", 1) != 1) return reject(400, "only n = 1 is simulated", "BadRequestError");
+
+  const std::string text = prompt_text(body, chat);
+  // At least one token: a real chat template or BOS always gives the engine something to prefill.
+  const int64_t prompt_tokens = std::max<int64_t>(1, count_tokens(text));
+  const int64_t room = owner->max_model_len_ - prompt_tokens;
+  int64_t max_tokens = room;
+  for (const char* key : {"max_tokens", "max_completion_tokens"}) {
+    if (body.contains(key) && body[key].is_number_integer()) {
+      max_tokens = body[key].get<int64_t>();
+      break;
+    }
+  }
+  if (max_tokens < 1 && room >= 1) {
+    return reject(400, "max_tokens must be at least 1", "BadRequestError");
+  }
+  if (max_tokens > room || room < 1) {
+    return reject(
+        400,
+        fmt::format("This model's maximum context length is {} tokens. However, you "
+                    "requested {} tokens ({} in the messages, {} in the completion).",
+                    owner->max_model_len_, prompt_tokens + max_tokens, prompt_tokens, max_tokens),
+        "BadRequestError");
+  }
+
+  const uint64_t id = next_id++;
+  auto s = std::make_unique<Stream>(id, resp,
+                                    OpenAiChunks(owner->served_model_, chat, id, kCreatedUnixS));
+  s->chat = chat;
+  s->stream = body.value("stream", false);
+  s->include_usage = s->stream && body.contains("stream_options") &&
+                     body["stream_options"].is_object() &&
+                     body["stream_options"].value("include_usage", false);
+  s->prompt_tokens = prompt_tokens;
+  s->max_tokens = max_tokens;
+  s->received_ns = req.received_ns;
+
+  SimRequest r;
+  r.id = id;
+  r.prompt_tokens = prompt_tokens;
+  r.max_tokens = max_tokens;
+  r.ignore_eos = body.value("ignore_eos", false);
+  r.arrival_ns = req.received_ns;
+  if (prefix_hashes) r.prefix_block_hashes = prefix_block_hashes(text, block_size);
+  Stream* raw = s.get();
+  Status st = driver->submit(r, [this, raw](const SeqEvent& ev) { on_event(*raw, ev); });
+  if (!st.ok()) return reject(400, st.error(), "BadRequestError");
+  owner->counters_.generation_requests.fetch_add(1, std::memory_order_relaxed);
+  if (s->stream) s->resp->start_sse();
+  resp->on_close([this, id] {
+    auto it = streams.find(id);
+    if (it == streams.end()) return;
+    driver->abort(id);
+    ++metrics.aborted;
+    owner->counters_.aborted.fetch_add(1, std::memory_order_relaxed);
+    streams.erase(it);
+  });
+  streams.emplace(id, std::move(s));
+}
+
+void SimServer::Impl::on_event(Stream& s, const SeqEvent& ev) {
+  switch (ev.kind) {
+    case SeqEventKind::kPreempted:
+      return;
+    case SeqEventKind::kFirstToken:
+    case SeqEventKind::kToken: {
+      if (ev.kind == SeqEventKind::kFirstToken) {
+        metrics.ttft_s.observe(static_cast<double>(ev.t_ns - s.received_ns) / 1e9);
+      } else {
+        const double gap_s = static_cast<double>(ev.t_ns - s.last_token_ns) / 1e9;
+        metrics.itl_s.observe(gap_s);
+        metrics.tpot_s.observe(gap_s);
+      }
+      s.last_token_ns = ev.t_ns;
+      ++metrics.generation_tokens_total;
+      ++tokens_emitted;
+      const int64_t index = s.tokens++;
+      if (!s.stream) return;
+      s.out.clear();
+      if (index == 0 && s.chat) s.chunks.role(s.out);
+      s.chunks.token(s.out, filler_token(index));
+      s.resp->write(s.out);  // a peer that is gone is noticed by on_close
+      return;
+    }
+    case SeqEventKind::kFinished: {
+      const std::string_view reason = ev.output_tokens >= s.max_tokens ? "length" : "stop";
+      ++(reason == "length" ? metrics.success_length : metrics.success_stop);
+      metrics.prompt_tokens_total += s.prompt_tokens;
+      metrics.e2e_s.observe(static_cast<double>(ev.t_ns - s.received_ns) / 1e9);
+      if (s.stream) {
+        s.out.clear();
+        s.chunks.finish(s.out, reason);
+        if (s.include_usage) s.chunks.usage(s.out, s.prompt_tokens, ev.output_tokens);
+        OpenAiChunks::done(s.out);
+        s.resp->write(s.out);
+        s.resp->finish();
+      } else {
+        std::string text;
+        for (int64_t i = 0; i < ev.output_tokens; ++i) text += filler_token(i);
+        s.resp->reply_json(200, s.chunks.whole(text, reason, s.prompt_tokens, ev.output_tokens));
+      }
+      owner->counters_.finished.fetch_add(1, std::memory_order_relaxed);
+      streams.erase(s.id);  // destroys s
+      return;
+    }
+  }
+}
+
+void SimServer::Impl::handle(HttpRequest& req, std::shared_ptr<HttpResponse> resp) {
+  const std::string& p = req.path;
+  if (req.method == "POST" && (p == "/v1/chat/completions" || p == "/chat/completions")) {
+    return generate(req, std::move(resp), true);
+  }
+  if (req.method == "POST" && (p == "/v1/completions" || p == "/completions")) {
+    return generate(req, std::move(resp), false);
+  }
+  if (req.method == "GET" && (p == "/v1/models" || p == "/models")) return models(*resp);
+  if (req.method == "POST" && (p == "/tokenize" || p == "/v1/tokenize"))
+    return tokenize(req, *resp);
+  if (req.method == "GET" && p == "/health") {
+    resp->start(200, {}, HttpResponse::Mode::kContentLength);
+    return;
+  }
+  if (req.method == "GET" && p == "/metrics") {
+    resp->start(200, {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}},
+                HttpResponse::Mode::kContentLength,
+                render_prometheus(metrics, driver->engine_stats(), owner->served_model_));
+    return;
+  }
+  error(*resp, 404, fmt::format("no route for {} {}", req.method, p), "NotFoundError");
+}
+
+// ---- SimServer ----
+
+SimServer::SimServer(SimServerOptions options) : options_(std::move(options)) {}
+
+Result<std::unique_ptr<SimServer>> SimServer::create(SimServerOptions options) {
+  std::unique_ptr<SimServer> s(new SimServer(std::move(options)));
+  s->cost_ = std::make_unique<CostModel>(s->options_.deployment, s->options_.knobs);
+  const CostModel& cost = *s->cost_;
+  if (!cost.fits()) {
+    return Error{fmt::format(
+        "{} in {} needs {:.1f} GB of weights per GPU; {} x {} cannot hold it (try --tp or --dtype)",
+        cost.deployment().model.name, dtype_name(cost.deployment().weight_dtype),
+        cost.weight_bytes_per_gpu() / 1e9, cost.deployment().tp, cost.deployment().gpu.name)};
+  }
+  s->served_model_ =
+      s->options_.served_model.empty() ? cost.deployment().model.name : s->options_.served_model;
+  const EngineConfig& e = s->options_.engine;
+  const int64_t kv_tokens = e.num_blocks > 0
+                                ? e.num_blocks * e.block_size
+                                : cost.kv_capacity_tokens() / e.block_size * e.block_size;
+  const int64_t ctx = cost.deployment().model.max_context;
+  s->max_model_len_ = ctx > 0 ? std::min(ctx, kv_tokens) : kv_tokens;
+  return s;
+}
+
+SimServer::~SimServer() { stop(); }
+
+Status SimServer::start() {
+  if (running_) return Error{"sim server: already started"};
+  impl_ = std::make_unique<Impl>();
+  Impl* impl = impl_.get();
+  impl->owner = this;
+  impl->prefix_hashes = options_.engine.enable_prefix_caching;
+  impl->block_size = options_.engine.block_size;
+  impl->driver = std::make_unique<RealtimeDriver>(impl->loop, *cost_, options_.engine);
+  impl->http = std::make_unique<HttpServer>(
+      impl->loop, [impl](HttpRequest& req, std::shared_ptr<HttpResponse> resp) {
+        impl->handle(req, std::move(resp));
+      });
+  Status st = impl->http->listen(options_.host, options_.port);
+  if (!st.ok()) {
+    impl_.reset();
+    return st;
+  }
+  port_ = impl->http->port();
+  running_ = true;
+  thread_ = std::thread([impl] {
+    impl->loop.run();
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    impl->loop_cpu_s = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+  });
+  return Status::Ok();
+}
+
+void SimServer::stop() {
+  if (!running_) return;
+  running_ = false;
+  Impl* impl = impl_.get();
+  impl->loop.post([impl] {
+    impl->http->close_all();
+    impl->loop.stop();
+  });
+  thread_.join();
+  // Connections closed by close_all() queue their on_close callbacks on the loop; run them so
+  // every request is aborted in the engine (and counted) before the report is read.
+  impl->loop.run_once(0);
+}
+
+SimServerReport SimServer::report() const {
+  SimServerReport r;
+  if (!impl_) return r;
+  r.lag = impl_->driver->lag();
+  r.engine = impl_->driver->engine_stats();
+  r.tokens_emitted = impl_->tokens_emitted;
+  r.loop_cpu_s = impl_->loop_cpu_s;
+  return r;
+}
+
+std::string SimServer::base_url() const {
+  return fmt::format("http://{}:{}/v1", options_.host, port_);
+}
+
+Result<std::unique_ptr<SimServer>> start_sim_target(const DeploymentFlags& flags,
+                                                    const std::string& served_model) {
+  auto d = resolve_deployment(flags);
+  if (!d.ok()) {
+    // bench names the model flag --sim-model (its --model is the served id).
+    std::string message = d.error();
+    if (message.rfind("--model ", 0) == 0) message.insert(2, "sim-");
+    return Error{message};
+  }
+  SimServerOptions o;
+  o.deployment = std::move(d).value();
+  o.served_model = served_model;
+  if (o.served_model.empty() && flags.model_config.empty()) o.served_model = flags.model;
+  auto server = SimServer::create(std::move(o));
+  if (!server.ok()) return Error{server.error()};
+  Status st = (*server)->start();
+  if (!st.ok()) return Error{"simulated target: " + st.error()};
+  return std::move(server).value();
+}
+
+std::string describe_simulation(const SimServer& server) {
+  const CostModel& c = server.cost();
+  const Deployment& d = c.deployment();
+  return fmt::format(
+      "{} ({:.1f}B params) in {} on {} x {}, KV cache {} ({} tokens, max_model_len {}); "
+      "vLLM-like engine: continuous batching, chunked prefill, prefix caching",
+      d.model.name, c.params().total / 1e9, dtype_name(d.weight_dtype), d.tp, d.gpu.name,
+      dtype_name(d.kv_dtype), c.kv_capacity_tokens(), server.max_model_len());
+}
+
+}  // namespace tokperf::sim
