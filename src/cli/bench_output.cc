@@ -93,10 +93,6 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
     Status st = jsonl.open(config.out_dir + "/requests.jsonl");
     if (!st) throw UsageError(fmt::format("--out '{}': {}", config.out_dir, st.error()));
   }
-  std::vector<LevelAccumulator> accumulators;
-  for (size_t i = 0; i < config.load.plan.levels.size(); ++i) {
-    accumulators.emplace_back(level_params(config, i));
-  }
   std::FILE* out = json ? stderr : stdout;
   fmt::print(out, "tokperf bench: {} model {} ({} API), prompt {} tokens ({}), max {} output tokens\n",
              config.target.base_url, config.target.model, config.target.api,
@@ -111,9 +107,6 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
       Status st = jsonl.write(t, m);
       if (!st) write_error = st.error();
     }
-    if (t.level >= 0 && static_cast<size_t>(t.level) < accumulators.size()) {
-      accumulators[t.level].add(t, m);
-    }
     records.push_back(t);
   });
   if (config.load.progress) runner.set_progress_sink(&print_progress);
@@ -125,18 +118,46 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   }
   if (config.load.progress) fmt::print(stderr, "\r\033[K");
 
+  RunOutcome outcome;
+  outcome.records = std::move(records);
+  outcome.levels = runner.levels();
+  outcome.samples = runner.samples();
+  outcome.start_ns = runner.run_start_ns();
+  outcome.end_ns = runner.run_end_ns();
+  outcome.self = runner.self_measure();
+  outcome.completed = completed;
+  outcome.started_unix_us = started_us;
+  (void)jsonl.close();
+  if (!write_error.empty()) {
+    fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", write_error);
+  }
+  return report_run(config, outcome, notes, json, "bench");
+}
+
+int report_run(const BenchConfig& config, const RunOutcome& outcome,
+               const std::vector<std::string>& notes, bool json, const char* command) {
+  std::FILE* out = json ? stderr : stdout;
+  const std::vector<RequestTimeline>& records = outcome.records;
+  std::vector<LevelAccumulator> accumulators;
+  for (size_t i = 0; i < config.load.plan.levels.size(); ++i) {
+    accumulators.emplace_back(level_params(config, i));
+  }
+  for (const auto& t : records) {
+    if (t.level >= 0 && static_cast<size_t>(t.level) < accumulators.size()) accumulators[t.level].add(t);
+  }
+  bool completed = outcome.completed;
   std::vector<LevelSummary> summaries;
   std::vector<LevelReport> reports;
-  for (size_t i = 0; i < accumulators.size() && i < runner.levels().size(); ++i) {
+  for (size_t i = 0; i < accumulators.size() && i < outcome.levels.size(); ++i) {
     if (accumulators[i].sent() == 0) continue;
     summaries.push_back(accumulators[i].summary());
-    reports.push_back(make_level_report(summaries.back(), runner.levels()[i], records, config.slo));
+    reports.push_back(make_level_report(summaries.back(), outcome.levels[i], records, config.slo));
   }
-  ClientHealth health = health_from(runner.self_measure());
+  ClientHealth health = health_from(outcome.self);
   RunInfo info;
-  info.command = "bench";
-  info.started_unix_us = started_us;
-  info.duration_s = runner.self_measure().wall_s;
+  info.command = command;
+  info.started_unix_us = outcome.started_unix_us;
+  info.duration_s = outcome.self.wall_s;
   info.exit_reason = completed ? "completed" : "interrupted";
   info.notes = notes;
 
@@ -154,14 +175,12 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   }
   summary["knee"] = knee_json(knee);
   if (!config.out_dir.empty()) {
-    auto rows = build_timeseries(records, runner.run_start_ns(), runner.run_end_ns(),
-                                 runner.samples());
+    auto rows = build_timeseries(records, outcome.start_ns, outcome.end_ns, outcome.samples);
     Status ts = write_timeseries_csv(config.out_dir + "/timeseries.csv", rows);
     if (!ts) fmt::print(stderr, "tokperf: cannot write timeseries.csv: {}\n", ts.error());
     summary["files"] = {{"requests", "requests.jsonl"}, {"timeseries", "timeseries.csv"}};
     Status st = write_json_file(config.out_dir + "/summary.json", summary);
     if (!st) fmt::print(stderr, "tokperf: cannot write summary.json: {}\n", st.error());
-    (void)jsonl.close();
     Status html = write_report_html(config.out_dir);
     if (!html) fmt::print(stderr, "tokperf: cannot write report.html: {}\n", html.error());
     fmt::print(out, "wrote {}/: summary.json, requests.jsonl, timeseries.csv{}\n", config.out_dir,
@@ -176,9 +195,6 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
                    id.error());
       }
     }
-  }
-  if (!write_error.empty()) {
-    fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", write_error);
   }
   if (json) fmt::print("{}\n", summary.dump(2));
 

@@ -7,11 +7,30 @@
 #include <vector>
 
 #include "load/bench_config.h"
+#include "load/bench_runner.h"
+#include "metrics/request_record.h"
 
 namespace tokperf {
 
 // Returns the exit code: 0, kExitFailure when every measured request failed, kExitInterrupted.
 // `notes` are caveats to print and record (e.g. approximated prompt lengths).
 int run_bench_load(const BenchConfig& config, const std::vector<std::string>& notes, bool json);
+
+// Everything a finished run produced, live (bench) or in virtual time (sim run).
+struct RunOutcome {
+  std::vector<RequestTimeline> records;  // every phase and level
+  std::vector<LevelRunInfo> levels;
+  std::vector<RunnerSample> samples;     // per-second client samples (may be empty)
+  int64_t start_ns = 0, end_ns = 0;      // the run, on the records' clock
+  ClientSelfMeasure self;
+  bool completed = true;
+  int64_t started_unix_us = 0;
+};
+
+// Prints the level table and details, writes summary.json, timeseries.csv and report.html into
+// config.out_dir (when set; requests.jsonl is the caller's) and records the run in the history.
+// Returns the exit code as run_bench_load does.
+int report_run(const BenchConfig& config, const RunOutcome& outcome,
+               const std::vector<std::string>& notes, bool json, const char* command);
 
 }  // namespace tokperf
