@@ -55,6 +55,17 @@ int run_bench(BenchFlags& flags) {
                "tokperf: no --url, so benchmarking the built-in simulated engine at {}: {} "
                "(repeated prompts hit its prefix cache, as on vLLM; --unique-prompts avoids it)\n",
                flags.target.url, sim::describe_simulation(*simulated));
+    const LoadFlags& l = flags.load;
+    if (l.concurrency.empty() && !l.sweep && l.request_rate.empty() && l.ramp.empty() &&
+        l.trace.empty() && l.requests.empty() && l.duration.empty()) {
+      // The out-of-the-box run: the curve, not one point, in about a minute.
+      flags.load.sweep = true;
+      flags.load.duration = "6s";
+      fmt::print(stderr,
+                 "tokperf: default run: closed-loop sweep over concurrency 1,4,8,16,32,64, 6 s per "
+                 "level (choose your own with --concurrency, --request-rate, --requests, "
+                 "--duration)\n");
+    }
   } else if (flags.sim_flags_given) {
     throw UsageError("--sim-model, --model-config, --gpu, --gpu-spec, --dtype, --kv-dtype and --tp "
                      "describe the simulated target; they cannot be combined with --url");

@@ -30,7 +30,9 @@ std::string read_file(const std::string& path) {
 
 void add_target_flags(CLI::App* sub, TargetFlags& f) {
   auto* target = "Target";
-  sub->add_option("--url", f.url, "Base URL of an OpenAI-compatible server (with or without /v1)")
+  sub->add_option("--url", f.url,
+                  "Base URL of an OpenAI-compatible server (with or without /v1); without it, "
+                  "the built-in simulated engine (see --sim-model, --gpu)")
       ->group(target);
   sub->add_option("--api", f.api, "chat (POST /chat/completions) or completions")
       ->capture_default_str()->group(target);
