@@ -83,6 +83,18 @@ int run_capacity(CapacityFlags& f) {
     return kExitUnreachable;
   }
   std::FILE* out = f.json ? stderr : stdout;
+  // A percentile objective can only be judged decisively when its confidence interval is bounded.
+  int64_t per_trial = base.load.plan.measure.requests;
+  for (const auto& o : base.slo.objectives) {
+    if (o.mean || per_trial <= 0) continue;
+    PercentileInterval iv = percentile_rank_interval(per_trial, o.percentile);
+    if (iv.upper_rank > per_trial) {
+      fmt::print(stderr,
+                 "tokperf: note: {} requests per trial cannot bound a P{} at 95% confidence, so "
+                 "every verdict on '{}' is 'close' and trials repeat; use more --requests\n",
+                 per_trial, o.percentile, o.text);
+    }
+  }
   fmt::print(out, "tokperf capacity: {} model {}, SLO {}, searching {} from {} (max {})\n",
              base.target.base_url, base.target.model, f.load.slo, f.by, f.start, f.max);
 
