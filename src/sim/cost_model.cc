@@ -9,9 +9,19 @@ CostModel::CostModel(Deployment d, CostKnobs k)
     : d_(std::move(d)), k_(k), params_(count_params(d_.model)) {
   if (d_.tp < 1) d_.tp = 1;
   matmul_flops_per_s_ = d_.gpu.matmul_flops(d_.weight_dtype);
+  w8a8_ = (d_.weight_dtype == DType::kFp8 && d_.gpu.fp8_flops > 0) ||
+          (d_.weight_dtype == DType::kInt8 && d_.gpu.int8_ops > 0);
   // Attention runs in 16-bit in the common engines, whatever the weight format.
   attention_flops_per_s_ = d_.gpu.matmul_flops(DType::kBf16);
   attn_flops_per_pair_ = attention_flops_per_query_key(d_.model);
+}
+
+double CostModel::linear_compute_efficiency() const {
+  return w8a8_ ? k_.w8a8_compute_efficiency : k_.compute_efficiency;
+}
+
+double CostModel::weight_bandwidth_efficiency() const {
+  return w8a8_ ? k_.w8a8_bandwidth_efficiency : k_.bandwidth_efficiency;
 }
 
 double CostModel::kv_bytes_per_token() const {
@@ -84,12 +94,16 @@ StepBreakdown CostModel::step(const StepShape& s) const {
   const double lm_head_flops = 2.0 * params_.lm_head * static_cast<double>(s.sampled_seqs);
   const double body_flops =
       2.0 * (params_.matmul_active() - params_.lm_head) * static_cast<double>(s.new_tokens);
-  b.linear_s = (body_flops + lm_head_flops) / (tp * matmul_flops_per_s_ * k_.compute_efficiency);
+  b.linear_s =
+      (body_flops + lm_head_flops) / (tp * matmul_flops_per_s_ * linear_compute_efficiency());
   b.attention_s = attn_flops_per_pair_ * s.attention_pairs /
                   (tp * attention_flops_per_s_ * k_.attention_efficiency);
-  const double bw = d_.gpu.memory_bw_bytes_per_s * k_.bandwidth_efficiency;
-  b.weights_s = s.new_tokens > 0 ? weight_bytes_read(s.new_tokens) / bw : 0;
-  b.kv_s = s.kv_tokens_read * kv_bytes_per_token_per_gpu() / bw;
+  const double peak_bw = d_.gpu.memory_bw_bytes_per_s;
+  b.weights_s = s.new_tokens > 0
+                    ? weight_bytes_read(s.new_tokens) / (peak_bw * weight_bandwidth_efficiency())
+                    : 0;
+  // KV pages are read by the attention kernel, not the 8-bit GEMMs: the plain efficiency applies.
+  b.kv_s = s.kv_tokens_read * kv_bytes_per_token_per_gpu() / (peak_bw * k_.bandwidth_efficiency);
   if (d_.tp > 1 && s.new_tokens > 0) {
     // Two all-reduces per layer (after attention and after the MLP) of 16-bit activations; a ring
     // moves 2 (tp-1)/tp of the buffer through each link.

@@ -15,9 +15,16 @@ struct CostKnobs {
   // Per-GPU bytes kept back for activations, CUDA graphs and the sampler (vLLM measures this in a
   // profiling run; 1-4 GiB for 7B-70B models at 8192 batched tokens).
   double activation_reserve_bytes = 2.0 * 1024 * 1024 * 1024;
-  double compute_efficiency = 0.75;   // achieved / peak for the linear layers
+  double compute_efficiency = 0.75;   // achieved / peak for the linear layers (16-bit GEMMs)
   double attention_efficiency = 0.5;  // achieved / peak for attention math
   double bandwidth_efficiency = 0.8;  // achieved / peak HBM bandwidth when streaming weights/KV
+  // W8A8 (FP8 or INT8 weights on a GPU with that tensor math): every linear layer first quantises
+  // its activations in a separate kernel and runs an 8-bit GEMM whose tiles suit small batches
+  // less well, so the same bytes and FLOPs go slower than in 16-bit. Measured on H100 by vLLM's
+  // bench_fp8_gemm (docs/SIMULATOR.md, "Knobs"); used instead of compute_efficiency and, for the
+  // weight stream only, bandwidth_efficiency. Weight-only formats keep the 16-bit knobs.
+  double w8a8_compute_efficiency = 0.62;
+  double w8a8_bandwidth_efficiency = 0.68;
   double interconnect_efficiency = 0.7;
   double step_overhead_s = 0.4e-3;     // scheduling, sampling, launch per engine step
   double per_seq_overhead_s = 5e-6;    // per scheduled sequence (input prep, detokenise)
@@ -70,6 +77,11 @@ class CostModel {
   const Deployment& deployment() const { return d_; }
   const CostKnobs& knobs() const { return k_; }
   const ParamCounts& params() const { return params_; }
+  // The efficiencies this deployment's linear layers run at: the W8A8 knobs when the weights are
+  // FP8/INT8 and the GPU has that math, otherwise compute_efficiency / bandwidth_efficiency.
+  bool w8a8() const { return w8a8_; }
+  double linear_compute_efficiency() const;
+  double weight_bandwidth_efficiency() const;
 
   double weight_bytes_total() const { return params_.total * dtype_bytes(d_.weight_dtype); }
   double weight_bytes_per_gpu() const { return weight_bytes_total() / d_.tp; }
@@ -100,6 +112,7 @@ class CostModel {
   Deployment d_;
   CostKnobs k_;
   ParamCounts params_;
+  bool w8a8_ = false;
   double matmul_flops_per_s_;
   double attention_flops_per_s_;
   double attn_flops_per_pair_;

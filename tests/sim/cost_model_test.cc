@@ -61,7 +61,35 @@ TEST(CostModel, Fp8ChangesFlopRateOnlyWhereTheGpuHasIt) {
   const double h100_fp16 = make("llama-3.1-8b", "h100").step(big).linear_s;
   const double h100_fp8 = make("llama-3.1-8b", "h100", DType::kFp8).step(big).linear_s;
   EXPECT_DOUBLE_EQ(a100_fp8, a100_fp16);
-  EXPECT_NEAR(h100_fp8, h100_fp16 / 2, h100_fp16 * 0.01);
+  // Twice the rate on H100, at the W8A8 efficiency rather than the 16-bit one.
+  const CostKnobs k;
+  EXPECT_NEAR(h100_fp8, h100_fp16 / 2 * k.compute_efficiency / k.w8a8_compute_efficiency,
+              h100_fp16 * 0.01);
+}
+
+TEST(CostModel, W8a8KnobsApplyOnlyToEightBitMathAndOnlyToWeights) {
+  const CostModel a100_fp8 = make("llama-3.1-8b", "a100-80g", DType::kFp8);  // weight-only
+  const CostModel a100_int8 = make("llama-3.1-8b", "a100-80g", DType::kInt8);
+  const CostModel h100_fp8 = make("llama-3.1-8b", "h100", DType::kFp8);
+  const CostModel h100_int4 = make("llama-3.1-8b", "h100", DType::kInt4);
+  EXPECT_FALSE(a100_fp8.w8a8());
+  EXPECT_TRUE(a100_int8.w8a8());
+  EXPECT_TRUE(h100_fp8.w8a8());
+  EXPECT_FALSE(h100_int4.w8a8());
+  const CostKnobs k;
+  EXPECT_DOUBLE_EQ(a100_fp8.weight_bandwidth_efficiency(), k.bandwidth_efficiency);
+  EXPECT_DOUBLE_EQ(h100_fp8.weight_bandwidth_efficiency(), k.w8a8_bandwidth_efficiency);
+  EXPECT_DOUBLE_EQ(h100_fp8.linear_compute_efficiency(), k.w8a8_compute_efficiency);
+  // Decode: the FP8 weight stream is half the bytes at the W8A8 efficiency; the KV cache (16-bit
+  // here) is read at the plain efficiency whatever the weight format.
+  const CostModel h100_fp16 = make("llama-3.1-8b", "h100");
+  StepShape one;
+  one.add(1, 4000, true);
+  EXPECT_NEAR(h100_fp8.step(one).weights_s,
+              h100_fp16.step(one).weights_s / 2 * k.bandwidth_efficiency /
+                  k.w8a8_bandwidth_efficiency,
+              1e-12);
+  EXPECT_DOUBLE_EQ(h100_fp8.step(one).kv_s, h100_fp16.step(one).kv_s);
 }
 
 TEST(CostModel, StepTimeGrowsWithPromptAndBatch) {

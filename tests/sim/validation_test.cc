@@ -59,16 +59,16 @@ Replay replay(const CostModel& cost, int64_t in, int64_t out, int64_t concurrenc
 double error_pct(double predicted, double measured) { return 100.0 * (predicted / measured - 1); }
 
 // The linear layers of one transformer layer at n tokens, as the step model costs them: FLOPs at
-// the GPU's rate x compute_efficiency, or the layer's weight bytes at bandwidth x
-// bandwidth_efficiency, whichever is longer.
+// the GPU's rate x the linear efficiency, or the layer's weight bytes at bandwidth x the weight
+// stream's efficiency, whichever is longer.
 double linear_ms_per_layer(const CostModel& c, int64_t n) {
   const Deployment& d = c.deployment();
   const double layer_params =
       (c.params().matmul_active() - c.params().lm_head) / static_cast<double>(d.model.num_layers);
   const double compute_s = 2.0 * layer_params * static_cast<double>(n) /
-                           (d.gpu.matmul_flops(d.weight_dtype) * c.knobs().compute_efficiency);
+                           (d.gpu.matmul_flops(d.weight_dtype) * c.linear_compute_efficiency());
   const double memory_s = layer_params * dtype_bytes(d.weight_dtype) /
-                          (d.gpu.memory_bw_bytes_per_s * c.knobs().bandwidth_efficiency);
+                          (d.gpu.memory_bw_bytes_per_s * c.weight_bandwidth_efficiency());
   return 1e3 * std::max(compute_s, memory_s);
 }
 
@@ -84,16 +84,23 @@ TEST(Validation, NimLlama70bFp8OnTwoH100) {
   const Replay long_answer = replay(c, 500, 2000, 1, 3);
   row("NIM 70B FP8 TP2, 5000/500, TTFT ms", long_prompt.ttft_ms, 406.8);
   row("NIM 70B FP8 TP2, 5000/500, ITL ms", long_prompt.itl_ms, 18.58);
+  row("NIM 70B FP8 TP2, 5000/500, output tok/s", long_prompt.output_tok_per_s, 51.67);
   row("NIM 70B FP8 TP2, 500/2000, TTFT ms", long_answer.ttft_ms, 47.8);
   row("NIM 70B FP8 TP2, 500/2000, ITL ms", long_answer.itl_ms, 18.91);
-  EXPECT_NEAR(long_prompt.ttft_ms, 308.1, 3.1);
-  EXPECT_NEAR(long_prompt.itl_ms, 16.10, 0.16);
-  EXPECT_NEAR(long_answer.ttft_ms, 30.4, 0.3);
-  EXPECT_NEAR(long_answer.itl_ms, 15.87, 0.16);
-  // Known misses (docs/SIMULATOR.md, "Where the model misses"): too fast on all four.
-  EXPECT_LT(error_pct(long_prompt.itl_ms, 18.58), -10);
-  EXPECT_GT(error_pct(long_prompt.itl_ms, 18.58), -20);
-  EXPECT_GT(error_pct(long_answer.ttft_ms, 47.8), -40);
+  row("NIM 70B FP8 TP2, 500/2000, output tok/s", long_answer.output_tok_per_s, 52.85);
+  EXPECT_NEAR(long_prompt.ttft_ms, 356.5, 3.6);
+  EXPECT_NEAR(long_prompt.itl_ms, 18.39, 0.18);
+  EXPECT_NEAR(long_prompt.output_tok_per_s, 52.45, 0.52);
+  EXPECT_NEAR(long_answer.ttft_ms, 35.19, 0.35);
+  EXPECT_NEAR(long_answer.itl_ms, 18.16, 0.18);
+  EXPECT_NEAR(long_answer.output_tok_per_s, 55.04, 0.55);
+  // Decode is within 5% since the W8A8 knobs (docs/SIMULATOR.md); TTFT is still too fast, the
+  // short prompt most (client-side and per-request costs the engine model does not have).
+  EXPECT_LT(std::abs(error_pct(long_prompt.itl_ms, 18.58)), 5);
+  EXPECT_LT(std::abs(error_pct(long_answer.itl_ms, 18.91)), 5);
+  EXPECT_LT(std::abs(error_pct(long_prompt.ttft_ms, 406.8)), 15);
+  EXPECT_LT(error_pct(long_answer.ttft_ms, 47.8), -20);  // known miss: fix it, then tighten
+  EXPECT_GT(error_pct(long_answer.ttft_ms, 47.8), -30);
 }
 
 TEST(Validation, VllmLlama31_8bBf16OnA100_40g) {
