@@ -100,8 +100,10 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
                    1.0 / e.decode_bound_first_s));
   const CostKnobs& k = cost.knobs();
   out += fmt::format(
-      "expected, idle engine (compute {:.0f}%, bandwidth {:.0f}%, {:.2f} ms step overhead)\n",
-      k.compute_efficiency * 100, k.bandwidth_efficiency * 100, k.step_overhead_s * 1e3);
+      "expected, idle engine (linear compute {:.0f}%, weight bandwidth {:.0f}%{}, {:.2f} ms step "
+      "overhead)\n",
+      cost.linear_compute_efficiency() * 100, cost.weight_bandwidth_efficiency() * 100,
+      cost.w8a8() ? ", 8-bit weight and activation kernels" : "", k.step_overhead_s * 1e3);
   line("TTFT", ms(e.expected_ttft_s));
   line("TPOT", ms(e.expected_tpot_s));
   line("end to end", ms(e.expected_e2e_s));
@@ -143,6 +145,10 @@ nlohmann::json estimate_to_json(const Estimate& e, const CostModel& cost,
         {"compute_efficiency", k.compute_efficiency},
         {"attention_efficiency", k.attention_efficiency},
         {"bandwidth_efficiency", k.bandwidth_efficiency},
+        {"w8a8_compute_efficiency", k.w8a8_compute_efficiency},
+        {"w8a8_bandwidth_efficiency", k.w8a8_bandwidth_efficiency},
+        {"applied_linear_compute_efficiency", cost.linear_compute_efficiency()},
+        {"applied_weight_bandwidth_efficiency", cost.weight_bandwidth_efficiency()},
         {"step_overhead_s", k.step_overhead_s}}},
       {"notes", e.notes},
   };
