@@ -6,8 +6,8 @@
 #include <memory>
 #include <random>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/app.h"
@@ -129,7 +129,8 @@ int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig con
     std::error_code ec;
     std::filesystem::create_directories(config.out_dir, ec);
     if (ec) {
-      throw UsageError(fmt::format("--out '{}' cannot be created: {}", config.out_dir, ec.message()));
+      throw UsageError(
+          fmt::format("--out '{}' cannot be created: {}", config.out_dir, ec.message()));
     }
     RequestsJsonlWriter jsonl;
     Status st = jsonl.open(config.out_dir + "/requests.jsonl");
@@ -156,16 +157,19 @@ int run_capacity_search(const SimRunFlags& f, const sim::CostModel& cost, const 
   }
   if (!f.load.concurrency.empty() || !f.load.request_rate.empty() || !f.load.ramp.empty() ||
       !f.load.trace.empty() || f.load.sweep) {
-    throw UsageError("--capacity chooses the load itself: drop --concurrency/--request-rate/"
-                     "--ramp/--trace/--sweep and use --by, --start and --max");
+    throw UsageError(
+        "--capacity chooses the load itself: drop --concurrency/--request-rate/"
+        "--ramp/--trace/--sweep and use --by, --start and --max");
   }
   if (!(f.start > 0) || !(f.max >= f.start)) {
     throw UsageError("--start must be above 0 and --max at least --start");
   }
   if (f.max_trials < 1) throw UsageError("--max-trials must be at least 1");
   std::FILE* out = f.json ? stderr : stdout;
-  fmt::print(out, "tokperf sim run --capacity: {}, SLO {}, searching {} from {} (max {}); "
-                  "virtual time\n", describe(cost), f.load.slo, f.by, f.start, f.max);
+  fmt::print(out,
+             "tokperf sim run --capacity: {}, SLO {}, searching {} from {} (max {}); "
+             "virtual time\n",
+             describe(cost), f.load.slo, f.by, f.start, f.max);
   int trial = 0;
   RunLevelFn run_level = [&](double x) -> LevelOutcome {
     BenchConfig c = base;
@@ -186,7 +190,8 @@ int run_capacity_search(const SimRunFlags& f, const sim::CostModel& cost, const 
     }
     LevelOutcome o = level_outcome_from(base.slo, metrics, ok);
     std::string values;
-    for (const auto& ob : o.objectives) values += fmt::format("  {} {}", ob.text, format_ms(ob.value_ms));
+    for (const auto& ob : o.objectives)
+      values += fmt::format("  {} {}", ob.text, format_ms(ob.value_ms));
     fmt::print(out, "  trial {:>2}: {} {:<8} {}{}{}\n", trial, f.by, format_rate(x),
                o.meets_slo ? "PASS" : "FAIL", o.decisive ? "" : " (close)", values);
     return o;
@@ -238,21 +243,26 @@ void register_sim_run_command(CLI::App& sim_app, CommandSet& cmds) {
   add_load_flags(run, f->load);
   const char* p = "Prompt";
   run->add_option("--input-tokens", f->input_tokens, "Prompt tokens per request")
-      ->capture_default_str()->group(p);
+      ->capture_default_str()
+      ->group(p);
   run->add_option("--output-tokens", f->output_tokens, "max_tokens per request")
-      ->capture_default_str()->group(p);
+      ->capture_default_str()
+      ->group(p);
   run->add_flag("--ignore-eos", f->ignore_eos,
                 "Generate exactly --output-tokens (else lengths follow --eos-mean-tokens)")
       ->group(p);
   const char* e = "Engine";
   run->add_option("--max-num-seqs", f->engine.max_num_seqs, "Engine batch limit")
-      ->capture_default_str()->group(e);
+      ->capture_default_str()
+      ->group(e);
   run->add_option("--max-num-batched-tokens", f->engine.max_num_batched_tokens,
                   "Engine per-step token budget")
-      ->capture_default_str()->group(e);
+      ->capture_default_str()
+      ->group(e);
   run->add_option("--eos-mean-tokens", f->engine.eos_mean_tokens,
                   "Mean output length (exponential, capped by max_tokens) without --ignore-eos")
-      ->capture_default_str()->group(e);
+      ->capture_default_str()
+      ->group(e);
   const char* o = "Output";
   run->add_option("--out", f->out_dir,
                   "Folder for summary.json, requests.jsonl, timeseries.csv and report.html "
@@ -269,7 +279,9 @@ void register_sim_run_command(CLI::App& sim_app, CommandSet& cmds) {
   run->add_flag("--capacity", f->capacity,
                 "Find the highest load meeting --slo (as `tokperf capacity`, in virtual time)")
       ->group(s);
-  run->add_option("--by", f->by, "Search over concurrency or rate")->capture_default_str()->group(s);
+  run->add_option("--by", f->by, "Search over concurrency or rate")
+      ->capture_default_str()
+      ->group(s);
   run->add_option("--start", f->start, "First load tried")->capture_default_str()->group(s);
   run->add_option("--max", f->max, "Highest load tried")->capture_default_str()->group(s);
   run->add_option("--max-trials", f->max_trials, "Trial budget")->capture_default_str()->group(s);

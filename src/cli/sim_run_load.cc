@@ -96,7 +96,8 @@ Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& 
       t.seq = static_cast<uint64_t>(out.records.size());
       t.request_id = fmt::format("{}-{}", config.run_id.empty() ? "sim" : config.run_id, t.seq);
       // Shift every time onto the run's virtual clock (0 stays "never" for first_visible_ns).
-      for (int64_t* ns : {&t.intended_ns, &t.send_ns, &t.end_ns, &t.last_event_ns}) *ns += level_start_ns;
+      for (int64_t* ns : {&t.intended_ns, &t.send_ns, &t.end_ns, &t.last_event_ns})
+        *ns += level_start_ns;
       if (t.first_visible_ns != 0) t.first_visible_ns += level_start_ns;
       for (TokenEvent& e : t.token_events) e.t_ns += level_start_ns;
       t.start_unix_us = o.started_unix_us + t.send_ns / 1000;

@@ -1,5 +1,5 @@
-// `tokperf sim run`'s core: bench's load plan (levels, phases, arrivals, cap, trace) run against the
-// simulated engine in virtual time, turned into the RunOutcome that bench's reporting takes
+// `tokperf sim run`'s core: bench's load plan (levels, phases, arrivals, cap, trace) run against
+// the simulated engine in virtual time, turned into the RunOutcome that bench's reporting takes
 // (cli/bench_output.h). No sockets, no sleeping: a sweep takes as long as the engine's arithmetic.
 //
 // Clock: every level gets a fresh engine; level i starts in virtual time where level i-1 ended, and

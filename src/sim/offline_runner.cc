@@ -327,9 +327,10 @@ Result<OfflineLevelRun> run_offline_level(const CostModel& cost, const EngineCon
     if (level.measure.none()) return Error{"a closed-loop level needs a measure phase"};
   } else {
     if (level.max_concurrency < 0) return Error{"max_concurrency must be >= 0"};
-    const bool sorted =
-        std::is_sorted(level.arrivals.begin(), level.arrivals.end(),
-                       [](const OfflineArrival& a, const OfflineArrival& b) { return a.at_ns < b.at_ns; });
+    const auto by_time = [](const OfflineArrival& a, const OfflineArrival& b) {
+      return a.at_ns < b.at_ns;
+    };
+    const bool sorted = std::is_sorted(level.arrivals.begin(), level.arrivals.end(), by_time);
     if (!sorted) return Error{"open-loop arrival times must not decrease"};
   }
   return LevelDriver(cost, config, level).run();

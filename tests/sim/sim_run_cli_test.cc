@@ -1,4 +1,5 @@
-// `tokperf sim run` end to end: bench's flags and outputs in virtual time, capacity search, bad flags.
+// `tokperf sim run` end to end: bench's flags and outputs in virtual time, capacity search, bad
+// flags.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,8 +34,9 @@ Ran run(const std::string& args, bool merge = true) {
   return r;
 }
 
-const char* kSmall = "--model llama-3.1-8b --gpu h100 --input-tokens 256 --output-tokens 16 "
-                     "--ignore-eos";
+const char* kSmall =
+    "--model llama-3.1-8b --gpu h100 --input-tokens 256 --output-tokens 16 "
+    "--ignore-eos";
 
 TEST(SimRunCli, SweepPrintsOneRowPerLevelWithItsConcurrencyAndSloGoodput) {
   Ran r = run(std::string(kSmall) +
@@ -59,7 +61,8 @@ TEST(SimRunCli, SweepPrintsOneRowPerLevelWithItsConcurrencyAndSloGoodput) {
   // A bigger batch: more throughput, slower tokens (the roofline's shape).
   EXPECT_GT(j["levels"][2]["throughput"]["output_tokens_per_s"].get<double>(),
             j["levels"][0]["throughput"]["output_tokens_per_s"].get<double>());
-  EXPECT_GT(j["levels"][2]["tpot_ms"]["p50"].get<double>(), j["levels"][0]["tpot_ms"]["p50"].get<double>());
+  EXPECT_GT(j["levels"][2]["tpot_ms"]["p50"].get<double>(),
+            j["levels"][0]["tpot_ms"]["p50"].get<double>());
 }
 
 TEST(SimRunCli, WritesSummaryAndRequestsJsonlLikeBench) {
@@ -98,8 +101,8 @@ TEST(SimRunCli, WritesSummaryAndRequestsJsonlLikeBench) {
 }
 
 TEST(SimRunCli, CapacitySearchGivesTheSameAnswerTwice) {
-  const std::string args = std::string(kSmall) +
-                           " --capacity --slo 'tpot:p95<=15ms' --start 8 --max 512 -n 40";
+  const std::string args =
+      std::string(kSmall) + " --capacity --slo 'tpot:p95<=15ms' --start 8 --max 512 -n 40";
   Ran a = run(args), b = run(args);
   ASSERT_EQ(a.rc, 0) << a.out;
   const auto line = [](const std::string& out) {
