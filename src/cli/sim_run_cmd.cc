@@ -1,0 +1,291 @@
+#include "cli/sim_run_cmd.h"
+
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <random>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/app.h"
+#include "cli/bench_output.h"
+#include "cli/commands.h"
+#include "cli/load_flags.h"
+#include "cli/sim_run_load.h"
+#include "core/clock.h"
+#include "core/units.h"
+#include "load/capacity_search.h"
+#include "report/json_output.h"
+#include "sim/deployment_cli.h"
+
+namespace tokperf {
+namespace {
+
+struct SimRunFlags {
+  sim::DeploymentFlags deployment;
+  LoadFlags load;
+  int64_t input_tokens = 512;
+  int64_t output_tokens = 256;
+  bool ignore_eos = false;
+  sim::EngineConfig engine;
+  std::string out_dir;
+  bool no_save = false;
+  std::string store;
+  bool no_history = false;
+  bool json = false;
+  bool capacity = false;
+  std::string by = "concurrency";
+  double start = 8;
+  double max = 1024;
+  int max_trials = 40;
+};
+
+std::string local_timestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+sim::CostModel make_cost(const SimRunFlags& f) {
+  auto d = sim::resolve_deployment(f.deployment);
+  if (!d.ok()) throw UsageError(d.error());
+  sim::CostModel cost(std::move(d).value(), sim::CostKnobs{});
+  if (!cost.fits()) {
+    throw UsageError(fmt::format(
+        "{} in {} needs {:.1f} GB of weights per GPU; {} x {} cannot hold it (try --tp or --dtype)",
+        cost.deployment().model.name, sim::dtype_name(cost.deployment().weight_dtype),
+        cost.weight_bytes_per_gpu() / 1e9, cost.deployment().tp, cost.deployment().gpu.name));
+  }
+  return cost;
+}
+
+std::string describe(const sim::CostModel& cost) {
+  const auto& d = cost.deployment();
+  return fmt::format("{} on {} x {}, weights {}, KV {}", d.model.name, d.tp, d.gpu.name,
+                     sim::dtype_name(d.weight_dtype), sim::dtype_name(d.kv_dtype));
+}
+
+// The parts of a BenchConfig that describe the simulated target, for summary.json and the history.
+BenchConfig base_config(const SimRunFlags& f, const sim::CostModel& cost) {
+  if (f.input_tokens < 1) throw UsageError("--input-tokens must be at least 1");
+  if (f.output_tokens < 1) throw UsageError("--output-tokens must be at least 1");
+  if (!(f.engine.eos_mean_tokens >= 1)) throw UsageError("--eos-mean-tokens must be at least 1");
+  if (f.engine.max_num_seqs < 1 || f.engine.max_num_batched_tokens < 1) {
+    throw UsageError("--max-num-seqs and --max-num-batched-tokens must be at least 1");
+  }
+  BenchConfig c;
+  c.target.base_url = fmt::format("sim://{}", describe(cost));
+  c.target.model = f.deployment.model;
+  c.target.ignore_eos = f.ignore_eos;
+  c.prompt.input_tokens = f.input_tokens;
+  c.prompt.input_tokens_exact = true;
+  c.prompt.input_tokens_note = "simulated";
+  c.prompt.output_tokens = f.output_tokens;
+  c.load = make_load_config(f.load);
+  c.load.progress = false;
+  c.slo = make_slo(f.load);
+  std::random_device rd;
+  c.run_id = fmt::format("sim{:08x}", rd());
+  return c;
+}
+
+SimLoadOptions load_options(const SimRunFlags& f, int64_t started_unix_us) {
+  SimLoadOptions o;
+  o.engine = f.engine;
+  o.input_tokens = f.input_tokens;
+  o.output_tokens = f.output_tokens;
+  o.ignore_eos = f.ignore_eos;
+  o.started_unix_us = started_unix_us;
+  return o;
+}
+
+int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig config) {
+  config.out_dir = f.no_save ? std::string() : f.out_dir;
+  if (!f.no_save && config.out_dir.empty()) {
+    config.out_dir = fmt::format("tokperf-results/{}-{}", local_timestamp(), config.run_id);
+  }
+  config.record_history = !f.no_history;
+  config.history_store = f.store;
+  std::FILE* out = f.json ? stderr : stdout;
+  fmt::print(out, "tokperf sim run: {}; {} in / max {} out tokens{}; virtual time\n",
+             describe(cost), f.input_tokens, f.output_tokens,
+             f.ignore_eos ? " (ignore_eos)" : ", lengths from the engine's EOS distribution");
+  std::vector<std::string> notes = {
+      "virtual time: simulated engine, no sockets; send lag is 0 by construction and client "
+      "health (CPU, loop lag) does not apply",
+  };
+  const int64_t wall_start_ns = mono_ns();
+  auto outcome = simulate_load(cost, config, load_options(f, wall_us()), notes);
+  if (!outcome) throw UsageError(outcome.error());
+  notes.push_back(fmt::format("simulated {:.1f} s of serving in {:.2f} s of wall time",
+                              outcome->self.wall_s, (mono_ns() - wall_start_ns) / 1e9));
+  if (!config.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(config.out_dir, ec);
+    if (ec) {
+      throw UsageError(
+          fmt::format("--out '{}' cannot be created: {}", config.out_dir, ec.message()));
+    }
+    RequestsJsonlWriter jsonl;
+    Status st = jsonl.open(config.out_dir + "/requests.jsonl");
+    if (!st) throw UsageError(fmt::format("--out '{}': {}", config.out_dir, st.error()));
+    for (const auto& t : outcome->records) {
+      st = jsonl.write(t, compute_request_metrics(t));
+      if (!st) break;
+    }
+    if (st) st = jsonl.close();
+    if (!st) fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", st.error());
+  }
+  return report_run(config, *outcome, notes, f.json, "sim run");
+}
+
+// Capacity search as `tokperf capacity` does it, each trial a one-level virtual-time run. Trial k
+// uses seed + k, so a repeated load is a fresh sample (Poisson arrivals, EOS lengths) and the
+// whole search still repeats exactly.
+int run_capacity_search(const SimRunFlags& f, const sim::CostModel& cost, const BenchConfig& base) {
+  if (base.slo.objectives.empty()) {
+    throw UsageError("--capacity needs --slo, e.g. --slo 'ttft:p95<=2s,tpot:p95<=100ms'");
+  }
+  if (f.by != "concurrency" && f.by != "rate") {
+    throw UsageError(fmt::format("--by '{}' is not known; accepted: concurrency, rate", f.by));
+  }
+  if (!f.load.concurrency.empty() || !f.load.request_rate.empty() || !f.load.ramp.empty() ||
+      !f.load.trace.empty() || f.load.sweep) {
+    throw UsageError(
+        "--capacity chooses the load itself: drop --concurrency/--request-rate/"
+        "--ramp/--trace/--sweep and use --by, --start and --max");
+  }
+  if (!(f.start > 0) || !(f.max >= f.start)) {
+    throw UsageError("--start must be above 0 and --max at least --start");
+  }
+  if (f.max_trials < 1) throw UsageError("--max-trials must be at least 1");
+  std::FILE* out = f.json ? stderr : stdout;
+  fmt::print(out,
+             "tokperf sim run --capacity: {}, SLO {}, searching {} from {} (max {}); "
+             "virtual time\n",
+             describe(cost), f.load.slo, f.by, f.start, f.max);
+  int trial = 0;
+  RunLevelFn run_level = [&](double x) -> LevelOutcome {
+    BenchConfig c = base;
+    LevelSpec spec;
+    spec.mode = f.by == "rate" ? LoadMode::kRate : LoadMode::kConcurrency;
+    spec.start = spec.end = x;
+    c.load.plan.levels = {spec};
+    c.load.plan.seed = base.load.plan.seed + static_cast<uint64_t>(trial++);
+    std::vector<std::string> notes;
+    auto run = simulate_load(cost, c, load_options(f, 0), notes);
+    if (!run) throw UsageError(run.error());
+    std::vector<RequestMetrics> metrics;
+    std::vector<uint8_t> ok;
+    for (const auto& t : run->records) {
+      if (t.phase != Phase::kMeasure) continue;
+      metrics.push_back(compute_request_metrics(t));
+      ok.push_back(t.ok() ? 1 : 0);
+    }
+    LevelOutcome o = level_outcome_from(base.slo, metrics, ok);
+    std::string values;
+    for (const auto& ob : o.objectives)
+      values += fmt::format("  {} {}", ob.text, format_ms(ob.value_ms));
+    fmt::print(out, "  trial {:>2}: {} {:<8} {}{}{}\n", trial, f.by, format_rate(x),
+               o.meets_slo ? "PASS" : "FAIL", o.decisive ? "" : " (close)", values);
+    return o;
+  };
+  CapacitySearchOptions opt;
+  opt.integer = f.by == "concurrency";
+  opt.start = f.start;
+  opt.max_value = f.max;
+  opt.min_value = opt.integer ? 1 : std::min(f.start, 0.1);
+  opt.max_trials = f.max_trials;
+  opt.unit = opt.integer ? "concurrent" : "req/s";
+  const CapacityResult r = capacity_search(run_level, opt);
+  fmt::print(out, "{}\n", r.summary);
+  if (f.json) {
+    nlohmann::json doc = {
+        {"schema_version", 1},
+        {"command", "sim run --capacity"},
+        {"config", config_json(base)},
+        {"search", {{"by", f.by}, {"start", f.start}, {"max", f.max}}},
+        {"result",
+         {{"found", r.found},
+          {"max_passing", r.max_passing},
+          {"lower", r.lower},
+          {"upper", std::isfinite(r.upper) ? nlohmann::json(r.upper) : nlohmann::json("inf")},
+          {"converged", r.converged},
+          {"confidence", r.confidence},
+          {"summary", r.summary},
+          {"trials", r.trials.size()}}},
+    };
+    fmt::print("{}\n", doc.dump(2));
+  }
+  return r.found ? kExitOk : kExitFailure;
+}
+
+int run_sim(const SimRunFlags& f) {
+  const sim::CostModel cost = make_cost(f);
+  BenchConfig config = base_config(f, cost);
+  if (f.capacity) return run_capacity_search(f, cost, config);
+  return run_levels(f, cost, std::move(config));
+}
+
+}  // namespace
+
+void register_sim_run_command(CLI::App& sim_app, CommandSet& cmds) {
+  auto f = std::make_shared<SimRunFlags>();
+  auto* run = sim_app.add_subcommand(
+      "run", "bench's load flags against the simulated engine in virtual time (no sockets)");
+  sim::add_deployment_flags(*run, f->deployment);
+  add_load_flags(run, f->load);
+  const char* p = "Prompt";
+  run->add_option("--input-tokens", f->input_tokens, "Prompt tokens per request")
+      ->capture_default_str()
+      ->group(p);
+  run->add_option("--output-tokens", f->output_tokens, "max_tokens per request")
+      ->capture_default_str()
+      ->group(p);
+  run->add_flag("--ignore-eos", f->ignore_eos,
+                "Generate exactly --output-tokens (else lengths follow --eos-mean-tokens)")
+      ->group(p);
+  const char* e = "Engine";
+  run->add_option("--max-num-seqs", f->engine.max_num_seqs, "Engine batch limit")
+      ->capture_default_str()
+      ->group(e);
+  run->add_option("--max-num-batched-tokens", f->engine.max_num_batched_tokens,
+                  "Engine per-step token budget")
+      ->capture_default_str()
+      ->group(e);
+  run->add_option("--eos-mean-tokens", f->engine.eos_mean_tokens,
+                  "Mean output length (exponential, capped by max_tokens) without --ignore-eos")
+      ->capture_default_str()
+      ->group(e);
+  const char* o = "Output";
+  run->add_option("--out", f->out_dir,
+                  "Folder for summary.json, requests.jsonl, timeseries.csv and report.html "
+                  "(default: tokperf-results/<time>-<run id>)")
+      ->group(o);
+  run->add_flag("--no-save", f->no_save, "Write no files (console only)")->group(o);
+  run->add_option("--store", f->store, "History store (SQLite; default under ~/.local/share)")
+      ->group(o);
+  run->add_flag("--no-history", f->no_history, "Do not record this run in the history store")
+      ->group(o);
+  run->add_flag("--json", f->json, "Print summary.json to stdout (the table goes to stderr)")
+      ->group(o);
+  const char* s = "Capacity search";
+  run->add_flag("--capacity", f->capacity,
+                "Find the highest load meeting --slo (as `tokperf capacity`, in virtual time)")
+      ->group(s);
+  run->add_option("--by", f->by, "Search over concurrency or rate")
+      ->capture_default_str()
+      ->group(s);
+  run->add_option("--start", f->start, "First load tried")->capture_default_str()->group(s);
+  run->add_option("--max", f->max, "Highest load tried")->capture_default_str()->group(s);
+  run->add_option("--max-trials", f->max_trials, "Trial budget")->capture_default_str()->group(s);
+  cmds.add(run, [f] { return run_sim(*f); });
+}
+
+}  // namespace tokperf

@@ -1,0 +1,18 @@
+// `tokperf sim run`: the deployment flags (sim/deployment_cli.h), bench's load flags
+// (cli/load_flags.h) and prompt shape, run against the simulated engine in virtual time, with
+// bench's outputs (requests.jsonl, summary.json, timeseries.csv, report.html, history), or with
+// --capacity the SLO capacity search of `tokperf capacity`. docs/SIMULATOR.md ("sim run").
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace tokperf {
+
+class CommandSet;
+
+// Adds `run` under the `sim` subcommand.
+void register_sim_run_command(CLI::App& sim_app, CommandSet& cmds);
+
+}  // namespace tokperf

@@ -1,0 +1,36 @@
+// `tokperf sim run`'s core: bench's load plan (levels, phases, arrivals, cap, trace) run against
+// the simulated engine in virtual time, turned into the RunOutcome that bench's reporting takes
+// (cli/bench_output.h). No sockets, no sleeping: a sweep takes as long as the engine's arithmetic.
+//
+// Clock: every level gets a fresh engine; level i starts in virtual time where level i-1 ended, and
+// the records' times are virtual ns from the start of the run. Open-loop schedules come from
+// load/open_loop_schedule.h with the same seed as bench, so fingerprints match a live run's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/bench_output.h"
+#include "core/result.h"
+#include "load/bench_config.h"
+#include "sim/cost_model.h"
+#include "sim/engine.h"
+
+namespace tokperf {
+
+struct SimLoadOptions {
+  sim::EngineConfig engine;  // its seed is replaced by load.plan.seed + level (output lengths)
+  int64_t input_tokens = 512;
+  int64_t output_tokens = 256;  // max_tokens; trace entries may set their own
+  bool ignore_eos = false;      // false: the engine's output-length distribution
+  int64_t started_unix_us = 0;  // labels records (start_unix_us = this + virtual send time)
+};
+
+// Runs every level of config.load (config.prompt and config.target are not read). Fails only on a
+// malformed level. Requests of a trace that gives a prompt instead of input_tokens are sized at
+// one token per 4 characters (notes says so).
+Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& config,
+                                 const SimLoadOptions& options, std::vector<std::string>& notes);
+
+}  // namespace tokperf

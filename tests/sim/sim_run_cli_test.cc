@@ -1,0 +1,136 @@
+// `tokperf sim run` end to end: bench's flags and outputs in virtual time, capacity search, bad
+// flags.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Ran {
+  int rc = -1;
+  std::string out;  // stdout, plus stderr when `merge`
+};
+
+Ran run(const std::string& args, bool merge = true) {
+  Ran r;
+  const std::string cmd =
+      std::string(TOKPERF_BINARY) + " sim run " + args + (merge ? " 2>&1" : " 2>/dev/null");
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+const char* kSmall =
+    "--model llama-3.1-8b --gpu h100 --input-tokens 256 --output-tokens 16 "
+    "--ignore-eos";
+
+TEST(SimRunCli, SweepPrintsOneRowPerLevelWithItsConcurrencyAndSloGoodput) {
+  Ran r = run(std::string(kSmall) +
+                  " --concurrency 1,4,16 -n 20 --slo 'ttft:p95<=2s,tpot:p95<=100ms' --no-save "
+                  "--json",
+              false);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["command"], "sim run");
+  ASSERT_EQ(j["levels"].size(), 3u);
+  const int expected[] = {1, 4, 16};
+  for (int i = 0; i < 3; ++i) {
+    const auto& l = j["levels"][i];
+    EXPECT_EQ(l["concurrency"], expected[i]);
+    EXPECT_EQ(l["requests"]["sent"], 20);
+    EXPECT_EQ(l["requests"]["ok"], 20);
+    EXPECT_EQ(l["load"]["mode"], "closed_loop");
+    EXPECT_EQ(l["slo"]["requests"], 20);
+    EXPECT_TRUE(l["slo"].contains("goodput_rps"));
+    EXPECT_GT(l["slo"]["goodput_rps"].get<double>(), 0);
+  }
+  // A bigger batch: more throughput, slower tokens (the roofline's shape).
+  EXPECT_GT(j["levels"][2]["throughput"]["output_tokens_per_s"].get<double>(),
+            j["levels"][0]["throughput"]["output_tokens_per_s"].get<double>());
+  EXPECT_GT(j["levels"][2]["tpot_ms"]["p50"].get<double>(),
+            j["levels"][0]["tpot_ms"]["p50"].get<double>());
+}
+
+TEST(SimRunCli, WritesSummaryAndRequestsJsonlLikeBench) {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("tokperf-simrun-" + std::to_string(getpid())))
+          .string();
+  std::filesystem::remove_all(dir);
+  Ran r = run(std::string(kSmall) + " --request-rate 4 --seed 3 -n 10 --no-history --out " + dir);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("send lag is 0 by construction"), std::string::npos) << r.out;
+  std::ifstream s(dir + "/summary.json");
+  ASSERT_TRUE(s.good());
+  auto j = nlohmann::json::parse(s);
+  ASSERT_EQ(j["levels"].size(), 1u);
+  EXPECT_EQ(j["levels"][0]["load"]["mode"], "open_loop");
+  EXPECT_EQ(j["levels"][0]["load"]["scheduled_arrivals"], 14);  // 4 warm-up (1 s) + 10
+  EXPECT_EQ(j["levels"][0]["load"]["schedule_fingerprint"].get<std::string>().size(), 16u);
+  std::ifstream jl(dir + "/requests.jsonl");
+  std::string line;
+  int lines = 0, measured = 0;
+  while (std::getline(jl, line)) {
+    auto rec = nlohmann::json::parse(line);
+    ++lines;
+    measured += rec["phase"] == "measure";
+    EXPECT_EQ(rec["ok"], true);
+    EXPECT_EQ(rec["output_tokens"], 16);
+    EXPECT_EQ(rec["output_tokens_source"], "usage");
+    EXPECT_EQ(rec["itl_ms"].size(), 15u);
+    EXPECT_TRUE(rec.contains("intended_unix_us"));
+    EXPECT_TRUE(rec.contains("ttft_from_intended_ms"));
+  }
+  EXPECT_EQ(lines, 14);
+  EXPECT_EQ(measured, 10);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/timeseries.csv"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SimRunCli, CapacitySearchGivesTheSameAnswerTwice) {
+  const std::string args =
+      std::string(kSmall) + " --capacity --slo 'tpot:p95<=15ms' --start 8 --max 512 -n 40";
+  Ran a = run(args), b = run(args);
+  ASSERT_EQ(a.rc, 0) << a.out;
+  const auto line = [](const std::string& out) {
+    const size_t at = out.rfind("max ");
+    return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_NE(line(a.out).find("concurrent (95% CI"), std::string::npos) << a.out;
+  EXPECT_EQ(line(a.out), line(b.out));
+}
+
+TEST(SimRunCli, BadFlagsExit2NamingTheFlag) {
+  struct Case {
+    const char* args;
+    const char* says;
+  } cases[] = {
+      {"--concurrency 0", "--concurrency"},
+      {"--arrivals weird -r 5", "weird"},
+      {"--capacity", "--slo"},
+      {"--input-tokens 0", "--input-tokens"},
+      {"--capacity --slo 'ttft:p95<=1s' --by speed", "--by 'speed'"},
+      {"--model gpt-5", "gpt-5"},
+      {"--concurrency 4 --request-rate 2", "give one of"},
+  };
+  for (const auto& c : cases) {
+    Ran r = run(std::string(c.args) + " --no-save");
+    EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
+  }
+}
+
+}  // namespace
