@@ -156,7 +156,17 @@ void Search::finish() {
       break;
     }
   }
+  // The figures quoted with the answer come from its last passing trial (a majority passed there;
+  // quoting a failing one would contradict the answer).
+  bool quoted = false;
   for (auto it = r.trials.rbegin(); it != r.trials.rend(); ++it) {
+    if (it->x == *lo_ && it->outcome.meets_slo) {
+      r.at_answer = it->outcome;
+      quoted = true;
+      break;
+    }
+  }
+  for (auto it = r.trials.rbegin(); !quoted && it != r.trials.rend(); ++it) {
     if (it->x == *lo_) {
       r.at_answer = it->outcome;
       break;
