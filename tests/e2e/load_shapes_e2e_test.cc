@@ -9,6 +9,7 @@
 
 #include "client/request_builder.h"
 #include "core/clock.h"
+#include "load/arrivals.h"
 #include "load/bench_runner.h"
 #include "load/capacity_search.h"
 #include "metrics/aggregate.h"
@@ -236,6 +237,113 @@ TEST(LoadShapesE2E, CapacitySearchFindsTheSlotCount) {
   CapacityResult res = capacity_search(run_level, opt);
   ASSERT_TRUE(res.found) << res.summary;
   EXPECT_EQ(res.max_passing, 4) << res.summary;
+}
+
+TEST(LoadShapesE2E, TraceReplayKeepsItsTimesScaledAndItsLengths) {
+  ScriptedServerOptions o;
+  o.script.ttft_ms = 2;
+  o.script.itl_ms = 1;
+  o.script.tokens = 50;
+  ScriptedServer server(o);
+  ASSERT_TRUE(server.start().ok());
+  auto trace = parse_trace_jsonl(
+      "{\"timestamp\": 0.0, \"input_tokens\": 10, \"output_tokens\": 3}\n"
+      "{\"timestamp\": 0.2, \"input_tokens\": 20, \"output_tokens\": 5}\n"
+      "{\"timestamp\": 0.4, \"prompt\": \"hello there\", \"output_tokens\": 7}\n"
+      "{\"timestamp\": 1.0, \"input_tokens\": 10}\n",
+      /*speed=*/2.0);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  BenchConfig c = base_config(server, 4);
+  c.load.trace = *trace;
+  for (auto& e : c.load.trace) {
+    if (e.prompt.empty()) e.prompt = "word word";
+  }
+  c.load.plan.levels = {LevelSpec{LoadMode::kRate, 0, 0, 0}};
+  c.load.default_warmup = false;
+  LoadRun r = run(c);
+  std::vector<RequestTimeline> m = measured(r, 0);
+  ASSERT_EQ(m.size(), 4u);
+  std::sort(m.begin(), m.end(), [](auto& a, auto& b) { return a.intended_ns < b.intended_ns; });
+  // Twice as fast: 0, 100, 200 and 500 ms after the first.
+  const double expected_ms[] = {0, 100, 200, 500};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_NEAR(ns_to_ms(m[i].intended_ns - m[0].intended_ns), expected_ms[i], 0.01) << i;
+    EXPECT_LT(ns_to_ms(m[i].send_ns - m[i].intended_ns), 5.0) << i;
+  }
+  // Each request asked for its own output length (the last one: the workload default of 4).
+  std::map<std::string, int> max_tokens;
+  for (const auto& rec : server.records()) max_tokens[rec.request_id] = rec.body["max_tokens"];
+  const int expected_tokens[] = {3, 5, 7, 4};
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(max_tokens[m[i].request_id], expected_tokens[i]) << i;
+}
+
+TEST(LoadShapesE2E, ALinearRateRampSpeedsUpAsPlanned) {
+  ScriptedServerOptions o;
+  o.script.ttft_ms = 1;
+  o.script.itl_ms = 1;
+  o.script.tokens = 1;
+  ScriptedServer server(o);
+  ASSERT_TRUE(server.start().ok());
+  BenchConfig c = base_config(server, 1);
+  c.load.plan.levels = {LevelSpec{LoadMode::kRate, 10, 90, 2'000'000'000}};  // 10 -> 90 req/s in 2 s
+  c.load.plan.arrivals = ArrivalKind::kConstant;
+  LoadRun r = run(c);
+  std::vector<RequestTimeline> m = measured(r, 0);
+  // The mean rate is 50 req/s over 2 s: about 100 arrivals, most of them in the second half.
+  EXPECT_NEAR(static_cast<double>(m.size()), 100, 3);
+  int64_t t0 = INT64_MAX;
+  for (const auto& t : m) t0 = std::min(t0, t.intended_ns);
+  int first_half = 0;
+  for (const auto& t : m) first_half += (t.intended_ns - t0) < 1'000'000'000 ? 1 : 0;
+  // First second: 10 -> 50 req/s, about 30 arrivals; second: about 70.
+  EXPECT_NEAR(first_half, 30, 3);
+}
+
+TEST(LoadShapesE2E, ALevelFullOfErrorsStopsEarlyAndSoDoesTheSweep) {
+  ScriptedServerOptions o;
+  o.script.ttft_ms = 1;
+  o.script.itl_ms = 1;
+  o.script.tokens = 2;
+  o.fault_fractions = {{Fault::kHttp500, 0.9}};
+  ScriptedServer server(o);
+  ASSERT_TRUE(server.start().ok());
+  BenchConfig c = base_config(server, 2);
+  c.load.plan.levels = {concurrency(4), concurrency(8)};
+  c.load.plan.measure = PhaseLimit{20'000'000'000, 0};  // 20 s planned
+  c.load.default_warmup = false;
+  c.load.saturation.window_s = 1;
+  c.load.saturation.min_finished = 20;
+  c.load.saturation.max_error_rate = 0.5;
+  int64_t t0 = mono_ns();
+  LoadRun r = run(c);
+  double took_s = (mono_ns() - t0) / 1e9;
+  ASSERT_EQ(r.levels.size(), 1u);  // the sweep stopped too
+  ASSERT_TRUE(r.levels[0].stopped_early.has_value());
+  EXPECT_NE(r.levels[0].stopped_early->find("error"), std::string::npos) << *r.levels[0].stopped_early;
+  EXPECT_LT(took_s, 5.0);
+}
+
+TEST(LoadShapesE2E, CooldownKeepsTheLoadButIsNotMeasured) {
+  ScriptedServerOptions o;
+  o.script.ttft_ms = 5;
+  o.script.itl_ms = 5;
+  o.script.tokens = 4;
+  ScriptedServer server(o);
+  ASSERT_TRUE(server.start().ok());
+  BenchConfig c = base_config(server, 4);
+  c.load.plan.levels = {concurrency(3)};
+  c.load.plan.measure = PhaseLimit{0, 7};
+  c.load.plan.cooldown = PhaseLimit{0, 50};
+  LoadRun r = run(c);
+  std::map<Phase, int> phases;
+  for (const auto& t : r.records) phases[t.phase]++;
+  EXPECT_EQ(phases[Phase::kWarmup], 3);
+  EXPECT_EQ(phases[Phase::kMeasure], 7);
+  EXPECT_GE(phases[Phase::kCooldown], 1);   // sent while the last measured ones finished
+  EXPECT_LT(phases[Phase::kCooldown], 50);  // and stopped once they had
+  LevelParams p;
+  p.level = 0;
+  EXPECT_EQ(aggregate_level(r.records, p).sent, 7);
 }
 
 }  // namespace
