@@ -1,5 +1,7 @@
 #include "support/scripted_server.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 #include <deque>
@@ -562,7 +564,10 @@ Status ScriptedServer::start(uint16_t port) {
   if (!st.ok()) return st;
   port_ = http_->port();
   running_ = true;
-  thread_ = std::thread([this] { loop_->run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "scripted-srv");  // tells profiles the server from the client
+    loop_->run();
+  });
   return Status::Ok();
 }
 
