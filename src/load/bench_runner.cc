@@ -447,10 +447,10 @@ void BenchRunner::tick_progress() {
 namespace {
 
 BenchRunner* g_signal_runner = nullptr;  // NOLINT: the one place a signal handler can reach
-volatile std::sig_atomic_t g_signal_count = 0;
+std::atomic<int> g_signal_count{0};  // lock-free: safe in a signal handler
 
 void on_stop_signal(int) {
-  if (++g_signal_count > 1) _exit(130);
+  if (g_signal_count.fetch_add(1) >= 1) _exit(130);
   if (g_signal_runner != nullptr) g_signal_runner->interrupt();  // an atomic store: signal-safe
 }
 
@@ -458,7 +458,7 @@ void on_stop_signal(int) {
 
 std::shared_ptr<void> install_signal_stop(BenchRunner* runner) {
   g_signal_runner = runner;
-  g_signal_count = 0;
+  g_signal_count.store(0);
   struct sigaction sa {};
   sa.sa_handler = &on_stop_signal;
   sigemptyset(&sa.sa_mask);
