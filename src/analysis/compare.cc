@@ -160,8 +160,8 @@ std::vector<CompareRow> compare_rows(std::span<const RunFigures> runs, int first
   std::vector<CompareRow> out;
   for (const Row& row : rows) {
     CompareRow c;
-    c.figure = row.name == "first chars P50" ? fmt::format("first {} chars P50", first_chars)
-                                              : row.name;
+    c.figure =
+        row.name == "first chars P50" ? fmt::format("first {} chars P50", first_chars) : row.name;
     for (const RunFigures& r : runs) {
       double v = row.get(r);
       c.values.push_back(row.ms ? format_ms(v) : format_rate(v));

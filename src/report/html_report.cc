@@ -168,8 +168,8 @@ std::string roofline_html(const SavedRun& run, const ReportOptions& o) {
       "<th>decode batch</th><th>TPOT P50</th><th>decode lower bound</th><th>of bound</th>"
       "<th>achieved bandwidth</th><th>TTFT P50</th><th>prefill lower bound</th><th>of bound</th>"
       "</tr>",
-      esc(rf.deployment), rf.source == "simulated" ? "the built-in engine's deployment"
-                                                   : "as stated for this report",
+      esc(rf.deployment),
+      rf.source == "simulated" ? "the built-in engine's deployment" : "as stated for this report",
       rf.peak_bandwidth_gbps, rf.weight_gb);
   for (const RooflineLevel& l : rf.levels) {
     out += fmt::format(

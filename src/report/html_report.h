@@ -40,7 +40,8 @@ std::string render_report_html(const SavedRun& run, const ReportOptions& options
 Status write_report_html(const std::string& dir, const ReportOptions& options = {});
 
 // The run's roofline (analysis/roofline.h) from options.deployment, else the deployment its config
-// recorded; nullopt when neither says what was measured. Fails when the deployment does not resolve.
+// recorded; nullopt when neither says what was measured. Fails when the deployment does not
+// resolve.
 Result<std::optional<Roofline>> report_roofline(const SavedRun& run, const ReportOptions& options);
 
 // The data the page's script draws (embedded as JSON): levels, CDFs, time series, timeline, SLO.

@@ -29,7 +29,7 @@ json pcts(const DistStats& d) { return {{"p50", num(d.p50)}, {"p95", num(d.p95)}
 // A CDF per level on one shared x grid (uPlot wants aligned data): the grid is cdf_points quantiles
 // of the pooled sample; each level's y is the fraction of its own values <= x.
 json cdf_chart_json(const std::vector<std::vector<double>>& per_level,
-              const std::vector<std::string>& labels, size_t points) {
+                    const std::vector<std::string>& labels, size_t points) {
   std::vector<double> pooled;
   for (const auto& v : per_level) pooled.insert(pooled.end(), v.begin(), v.end());
   std::sort(pooled.begin(), pooled.end());
@@ -55,7 +55,6 @@ json cdf_chart_json(const std::vector<std::vector<double>>& per_level,
   }
   return out;
 }
-
 
 json redact_config(const json& config) {
   if (config.is_object()) {

@@ -14,9 +14,9 @@
 #include "analysis/compare.h"
 #include "report/compare_html.h"
 #include "report/html_report.h"
-#include "report/text_file.h"
 #include "report/report_assets.h"
 #include "report/run_fixture.h"
+#include "report/text_file.h"
 
 namespace tokperf {
 namespace {
@@ -120,7 +120,7 @@ TEST(ReportBrowser, ComparisonPageLoadsOfflineAndDrawsOverlaidCdfs) {
       {runs, figures, v, "ttft.p95>+10%", {"ttft.p95>+10% (model-B): 3.5 s vs 800 ms"}});
   EXPECT_NE(html.find("data-verdict=\"model-A\""), std::string::npos);
   EXPECT_NE(html.find("data-gate=\"failed\""), std::string::npos);
-  EXPECT_NE(html.find("<td class=\"worse\">"), std::string::npos);  // B's TTFT
+  EXPECT_NE(html.find("<td class=\"worse\">"), std::string::npos);   // B's TTFT
   EXPECT_NE(html.find("<td class=\"better\">"), std::string::npos);  // B's TPOT
   std::string dir = testing_fixture::fresh_dir("cmp-page");
   ASSERT_TRUE(write_text_file(dir + "/compare.html", html).ok());
