@@ -44,12 +44,16 @@
     var s = [{label: xLabel, value: function (u, v) { return v === null ? '-' : +v.toFixed(2); }}];
     var d = [x];
     series.forEach(function (sr, i) {
-      s.push({
+      var one = {
         label: sr.label, stroke: sr.color || palette[i % palette.length], width: 2,
         dash: sr.dash, scale: sr.scale || 'y', points: {show: x.length <= 12, size: 6},
         value: function (u, v) { return sr.scale === 'count' || sr.plain ? v : fmtMs(v); },
         spanGaps: true,
-      });
+      };
+      // A CDF holds its value until the next x: a straight line between grid points would show
+      // requests at latencies nobody measured.
+      if (sr.stepped) one.paths = uPlot.paths.stepped({align: 1});
+      s.push(one);
       d.push(sr.values);
     });
     var axes = [{label: xLabel}, {label: opts.yLabel || 'ms', size: 60}];
@@ -70,7 +74,9 @@
       if (!c || !c.x.length) return;
       plot(names[k] + ' distribution (CDF)', 'share of requests (ITL: of gaps) at or below x',
            c.x, names[k] + ' (ms)',
-           c.series.map(function (sr) { return {label: sr.label, values: sr.y, plain: true}; }),
+           c.series.map(function (sr) {
+             return {label: sr.label, values: sr.y, plain: true, stepped: true};
+           }),
            {yLabel: 'fraction'});
     });
   }

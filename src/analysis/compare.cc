@@ -128,49 +128,66 @@ Verdict perceived_verdict(std::span<const RunFigures> runs, const PerceivedOptio
   return v;
 }
 
-std::string render_compare_table(std::span<const RunFigures> runs, int first_chars) {
+std::vector<CompareRow> compare_rows(std::span<const RunFigures> runs, int first_chars) {
   struct Row {
     std::string name;
     bool ms;
+    bool higher_is_better;
     double (*get)(const RunFigures&);
   };
   static const Row rows[] = {
-      {"TTFT P50", true, [](const RunFigures& r) { return r.level.ttft.p50; }},
-      {"TTFT P95", true, [](const RunFigures& r) { return r.level.ttft.p95; }},
-      {"TTFO P50", true, [](const RunFigures& r) { return r.level.ttfo.p50; }},
-      {"TPOT P50", true, [](const RunFigures& r) { return r.level.tpot.p50; }},
-      {"TPOT P95", true, [](const RunFigures& r) { return r.level.tpot.p95; }},
-      {"ITL P50", true, [](const RunFigures& r) { return r.level.itl.p50; }},
-      {"ITL P99", true, [](const RunFigures& r) { return r.level.itl.p99; }},
-      {"E2E P50", true, [](const RunFigures& r) { return r.level.e2e.p50; }},
-      {"E2E P95", true, [](const RunFigures& r) { return r.level.e2e.p95; }},
-      {"first chars P50", true, [](const RunFigures& r) { return r.perceived.first_chars_ms.p50; }},
-      {"reading stall P50", true,
+      {"TTFT P50", true, false, [](const RunFigures& r) { return r.level.ttft.p50; }},
+      {"TTFT P95", true, false, [](const RunFigures& r) { return r.level.ttft.p95; }},
+      {"TTFO P50", true, false, [](const RunFigures& r) { return r.level.ttfo.p50; }},
+      {"TPOT P50", true, false, [](const RunFigures& r) { return r.level.tpot.p50; }},
+      {"TPOT P95", true, false, [](const RunFigures& r) { return r.level.tpot.p95; }},
+      {"ITL P50", true, false, [](const RunFigures& r) { return r.level.itl.p50; }},
+      {"ITL P99", true, false, [](const RunFigures& r) { return r.level.itl.p99; }},
+      {"E2E P50", true, false, [](const RunFigures& r) { return r.level.e2e.p50; }},
+      {"E2E P95", true, false, [](const RunFigures& r) { return r.level.e2e.p95; }},
+      {"first chars P50", true, false,
+       [](const RunFigures& r) { return r.perceived.first_chars_ms.p50; }},
+      {"reading stall P50", true, false,
        [](const RunFigures& r) { return r.perceived.reading_stall_ms.p50; }},
-      {"reading stall P95", true,
+      {"reading stall P95", true, false,
        [](const RunFigures& r) { return r.perceived.reading_stall_ms.p95; }},
-      {"perceived wait P50", true, [](const RunFigures& r) { return perceived_wait_ms(r, 50); }},
-      {"output tok/s", false,
+      {"perceived wait P50", true, false,
+       [](const RunFigures& r) { return perceived_wait_ms(r, 50); }},
+      {"output tok/s", false, true,
        [](const RunFigures& r) { return r.level.output_token_throughput_tps; }},
-      {"errors", false, [](const RunFigures& r) { return static_cast<double>(r.failed); }},
+      {"errors", false, false, [](const RunFigures& r) { return static_cast<double>(r.failed); }},
   };
+  std::vector<CompareRow> out;
+  for (const Row& row : rows) {
+    CompareRow c;
+    c.figure =
+        row.name == "first chars P50" ? fmt::format("first {} chars P50", first_chars) : row.name;
+    for (const RunFigures& r : runs) {
+      double v = row.get(r);
+      c.values.push_back(row.ms ? format_ms(v) : format_rate(v));
+    }
+    double base = runs.empty() ? 0 : row.get(runs[0]);
+    for (size_t i = 1; i < runs.size(); ++i) {
+      double v = row.get(runs[i]);
+      c.deltas.push_back(delta(base, v, row.ms));
+      int sign = !finite(base) || !finite(v) || v == base ? 0 : v > base ? 1 : -1;
+      c.worse.push_back(row.higher_is_better ? -sign : sign);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string render_compare_table(std::span<const RunFigures> runs, int first_chars) {
   std::vector<std::vector<std::string>> cells;
-  std::vector<std::string> head{
-      "",
-  };
+  std::vector<std::string> head{""};
   for (const RunFigures& r : runs) head.push_back(r.name + " [" + r.level.params.label + "]");
   for (size_t i = 1; i < runs.size(); ++i) head.push_back(runs[i].name + " vs " + runs[0].name);
   cells.push_back(head);
-  for (const Row& row : rows) {
-    std::string name = row.name;
-    if (name == "first chars P50") name = fmt::format("first {} chars P50", first_chars);
-    std::vector<std::string> line{name};
-    for (const RunFigures& r : runs) {
-      double v = row.get(r);
-      line.push_back(row.ms ? format_ms(v) : format_rate(v));
-    }
-    for (size_t i = 1; i < runs.size(); ++i)
-      line.push_back(delta(row.get(runs[0]), row.get(runs[i]), row.ms));
+  for (const CompareRow& row : compare_rows(runs, first_chars)) {
+    std::vector<std::string> line{row.figure};
+    line.insert(line.end(), row.values.begin(), row.values.end());
+    line.insert(line.end(), row.deltas.begin(), row.deltas.end());
     cells.push_back(std::move(line));
   }
   std::vector<size_t> width(cells[0].size(), 0);

@@ -44,6 +44,15 @@ struct Verdict {
 // REQUIRES: runs.size() >= 2.
 Verdict perceived_verdict(std::span<const RunFigures> runs, const PerceivedOptions& options);
 
+// One figure of the side-by-side table: its value in each run and its change against the first.
+struct CompareRow {
+  std::string figure;               // "TTFT P95", "first 20 chars P50", ...
+  std::vector<std::string> values;  // one per run
+  std::vector<std::string> deltas;  // one per run after the first: "+120 ms (+15%)"
+  std::vector<int> worse;           // per delta: 1 worse for users, -1 better, 0 same or unknown
+};
+std::vector<CompareRow> compare_rows(std::span<const RunFigures> runs, int first_chars);
+
 // Plain-text table: one row per figure, one column per run, then "vs <baseline>" delta columns.
 std::string render_compare_table(std::span<const RunFigures> runs, int first_chars);
 

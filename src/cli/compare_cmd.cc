@@ -11,7 +11,9 @@
 #include "analysis/compare.h"
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "report/compare_html.h"
 #include "report/run_loader.h"
+#include "report/text_file.h"
 #include "store/run_ref.h"
 
 namespace tokperf {
@@ -22,6 +24,7 @@ struct CompareCmdConfig {
   std::string level;
   std::string fail_if;
   std::string store;
+  std::string html;  // "" : no HTML page
   double reader_tokens_per_s = 8;
   int first_chars = 20;
 };
@@ -37,6 +40,7 @@ int run_compare(const CompareCmdConfig& c) {
   po.reader_tokens_per_s = c.reader_tokens_per_s;
   po.first_chars = c.first_chars;
   std::vector<RunFigures> figures;
+  std::vector<SavedRun> runs;
   for (const std::string& ref : c.runs) {
     auto dir = resolve_run_ref(ref, c.store);
     if (!dir) throw UsageError(dir.error());
@@ -47,18 +51,32 @@ int run_compare(const CompareCmdConfig& c) {
     auto f = run_figures(name, run->levels, run->requests, c.level, po);
     if (!f) throw UsageError(f.error());
     figures.push_back(std::move(*f));
+    runs.push_back(std::move(*run));
   }
   fmt::print("{}\n", render_compare_table(figures, c.first_chars));
   Verdict v = perceived_verdict(figures, po);
   fmt::print("verdict: {}\n", v.explanation);
   int failed = 0;
+  std::vector<std::string> failures;
   for (size_t i = 1; i < figures.size() && !gate.empty(); ++i) {
     for (const GateFailure& f : evaluate_gate(gate, figures[0], figures[i])) {
       fmt::print(stderr, "FAIL {}: {}\n", f.condition, f.detail);
+      failures.push_back(fmt::format("{} ({}): {}", f.condition, figures[i].name, f.detail));
       ++failed;
     }
   }
   if (!gate.empty() && failed == 0) fmt::print("gate passed: {}\n", c.fail_if);
+  if (!c.html.empty()) {
+    ReportOptions o;
+    o.perceived = po;
+    std::string page =
+        render_compare_html({runs, figures, v, gate.empty() ? "" : c.fail_if, failures}, o);
+    if (Status st = write_text_file(c.html, page); !st) {
+      fmt::print(stderr, "tokperf: --html: {}\n", st.error());
+      return kExitFailure;
+    }
+    fmt::print("wrote {}\n", c.html);
+  }
   return failed > 0 ? kExitFailure : kExitOk;
 }
 
@@ -82,6 +100,8 @@ void register_compare_command(CLI::App& app, CommandSet& cmds) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub->add_option("--store", c->store, "History database (for history ids)");
+  sub->add_option("--html", c->html,
+                  "Also write a self-contained HTML comparison (table, verdict, overlaid CDFs)");
   cmds.add(sub, [c] { return run_compare(*c); });
 }
 

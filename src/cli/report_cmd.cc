@@ -11,6 +11,7 @@
 #include "report/csv_export.h"
 #include "report/html_report.h"
 #include "report/text_file.h"
+#include "sim/deployment_cli.h"
 #include "store/run_ref.h"
 
 namespace tokperf {
@@ -24,6 +25,8 @@ struct ReportCmdConfig {
   double reader_tokens_per_s = 8;
   int first_chars = 20;
   bool csv = false;
+  sim::DeploymentFlags deployment;  // used only when given (deployment_given)
+  bool deployment_given = false;
 };
 
 int run_report(const ReportCmdConfig& c) {
@@ -36,6 +39,10 @@ int run_report(const ReportCmdConfig& c) {
   o.slo_text = c.slo;
   o.perceived.reader_tokens_per_s = c.reader_tokens_per_s;
   o.perceived.first_chars = c.first_chars;
+  if (c.deployment_given) {
+    o.deployment = c.deployment;
+    if (auto d = sim::resolve_deployment(c.deployment); !d) throw UsageError(d.error());
+  }
   std::string out = c.out.empty() ? dir + "/report.html" : c.out;
   std::string html = render_report_html(*run, o);
   if (Status st = write_text_file(out, html); !st) {
@@ -50,6 +57,11 @@ int run_report(const ReportCmdConfig& c) {
   for (const Finding& f : findings) {
     fmt::print("[{}] {}\n  {}\n", severity_name(f.severity), f.title, f.evidence);
     for (const std::string& r : f.remedies) fmt::print("  - {}\n", r);
+  }
+  if (auto roof = report_roofline(*run, o); !roof) {
+    fmt::print(stderr, "warning: roofline not shown: {}\n", roof.error());
+  } else if (roof->has_value()) {
+    fmt::print("{}", render_roofline_text(**roof));
   }
   if (c.csv) {
     for (auto [name, text] : {std::pair{"requests.csv", requests_csv(run->requests)},
@@ -84,7 +96,12 @@ void register_report_command(CLI::App& app, CommandSet& cmds) {
       ->check(CLI::PositiveNumber);
   sub->add_option("--store", c->store, "History database (for history ids)");
   sub->add_flag("--csv", c->csv, "Also write requests.csv and levels.csv into the run folder");
-  cmds.add(sub, [c] { return run_report(*c); });
+  sim::add_deployment_flags(*sub, c->deployment, "--model",
+                            "Roofline: what was measured (default: what the run recorded)");
+  cmds.add(sub, [c, sub] {
+    c->deployment_given = sim::deployment_flags_given(*sub, "--model");
+    return run_report(*c);
+  });
 }
 
 }  // namespace tokperf

@@ -77,6 +77,7 @@ nlohmann::json config_json(const BenchConfig& c) {
       {"load", load_json(c.load)},
       {"slo", slo_text(c.slo)},
       {"run_id", c.run_id},
+      {"deployment", c.deployment},
   };
 }
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "load/arrivals.h"
 #include "load/load_plan.h"
@@ -67,6 +67,10 @@ struct BenchConfig {
   bool record_history = true;         // record the run in the history store (needs out_dir)
   std::string history_store;          // empty: the default store (store/history_store.h)
   std::string run_id;                 // prefix of request ids
+  // What was measured, for the report's roofline (docs/REPORTS.md): the simulated deployment's
+  // flags {"source", "model", "model_config", "gpu", "gpu_spec", "dtype", "kv_dtype", "tp"} when
+  // bench ran the built-in engine; null otherwise. Written into summary.json's config as is.
+  nlohmann::json deployment;
 };
 
 // The configuration as written into summary.json: the API key and Authorization-like headers are

@@ -7,42 +7,14 @@
 
 #include "core/units.h"
 #include "metrics/slo.h"
+#include "report/html_page.h"
 #include "report/json_output.h"
-#include "report/report_assets.h"
 #include "report/text_file.h"
 
 namespace tokperf {
 namespace {
 
-std::string esc(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-// JSON inside <script>: "</" would end the element early.
-std::string script_safe(std::string s) {
-  for (size_t p = 0; (p = s.find("</", p)) != std::string::npos; p += 3) s.replace(p, 2, "<\\/");
-  return s;
-}
+std::string esc(std::string_view s) { return html_escape(s); }
 
 std::string card(const std::string& key, const std::string& value, const std::string& sub,
                  bool bad = false) {
@@ -177,10 +149,63 @@ std::string errors_html(const SavedRun& run) {
          "</table>";
 }
 
+std::string pct(double f) { return std::isfinite(f) ? fmt::format("{:.0f}%", 100 * f) : "-"; }
+
+std::string roofline_html(const SavedRun& run, const ReportOptions& o) {
+  Result<std::optional<Roofline>> r = report_roofline(run, o);
+  if (!r) return "<p class=\"note\">Roofline not shown: " + esc(r.error()) + "</p>";
+  if (!r->has_value()) {
+    return "<p class=\"note\">Not shown: the run does not say what hardware it measured. Give it "
+           "with <code>tokperf report DIR --gpu ... --model ... --dtype ... --tp ...</code>; runs "
+           "of the built-in engine record it themselves.</p>";
+  }
+  const Roofline& rf = **r;
+  std::string out = fmt::format(
+      "<p class=\"sub\">{} ({}): peak memory bandwidth {:.0f} GB/s over all GPUs, {:.1f} GB of "
+      "weights read per decode step. The lower bounds assume 100% of peak; real engines reach "
+      "about 1/3-1/2 of the decode bound. TTFT includes network and queueing, so its share falls "
+      "with load; above 100% means a prefix-cache hit.</p><table><tr><th>level</th>"
+      "<th>decode batch</th><th>TPOT P50</th><th>decode lower bound</th><th>of bound</th>"
+      "<th>achieved bandwidth</th><th>TTFT P50</th><th>prefill lower bound</th><th>of bound</th>"
+      "</tr>",
+      esc(rf.deployment),
+      rf.source == "simulated" ? "the built-in engine's deployment" : "as stated for this report",
+      rf.peak_bandwidth_gbps, rf.weight_gb);
+  for (const RooflineLevel& l : rf.levels) {
+    out += fmt::format(
+        "<tr><td>{}</td><td>{:.1f}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td></tr>",
+        esc(l.label), l.batch, format_ms(l.tpot_p50_ms), format_ms(l.decode_bound_ms),
+        pct(l.decode_fraction),
+        std::isfinite(l.bandwidth_gbps)
+            ? fmt::format("{:.0f} GB/s ({} of peak)", l.bandwidth_gbps, pct(l.bandwidth_fraction))
+            : "-",
+        format_ms(l.ttft_p50_ms), format_ms(l.prefill_bound_ms), pct(l.prefill_fraction));
+  }
+  return out + "</table>";
+}
+
 }  // namespace
 
+Result<std::optional<Roofline>> report_roofline(const SavedRun& run, const ReportOptions& o) {
+  std::optional<sim::DeploymentFlags> flags = o.deployment;
+  std::string source = "declared";
+  if (!flags) {
+    auto recorded = recorded_deployment(run.config);
+    if (!recorded) return Error{recorded.error()};
+    if (!recorded->has_value()) return std::optional<Roofline>{};
+    flags = **recorded;
+    source = run.config["deployment"].value("source", "recorded");
+  }
+  double prompt = 0;
+  if (run.config.contains("prompt") && run.config["prompt"].is_object())
+    prompt = run.config["prompt"].value("input_tokens", 0.0);
+  auto r = compute_roofline(*flags, source, run.levels, run.requests, prompt);
+  if (!r) return Error{r.error()};
+  return std::optional<Roofline>{std::move(*r)};
+}
+
 std::string render_report_html(const SavedRun& run, const ReportOptions& o) {
-  const ReportAssets& a = report_assets();
   std::vector<Finding> findings = diagnose({run.levels, run.requests, &run.health}, o.thresholds);
   std::string title = o.title.empty() ? "tokperf report: " + run.dir : o.title;
   std::string started = "-";
@@ -195,23 +220,7 @@ std::string render_report_html(const SavedRun& run, const ReportOptions& o) {
     if (n.is_string()) notes += "<li>" + esc(n.get<std::string>()) + "</li>";
   for (const std::string& w : run.warnings) notes += "<li>" + esc(w) + "</li>";
 
-  std::string html;
-  html.reserve(a.uplot_js.size() + 200000);
-  html += "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
-  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  html += "<title>" + esc(title) + "</title>\n";
-  // Records script errors and failed loads on <body> so a headless check can read them.
-  html +=
-      "<script>window.__tokperfErrors=[];window.addEventListener('error',function(e){"
-      "window.__tokperfErrors.push(String(e.message||e.type));document.documentElement."
-      "setAttribute('data-errors',String(window.__tokperfErrors.length));},true);"
-      "var ce=console.error;console.error=function(){window.__tokperfErrors.push('console');"
-      "document.documentElement.setAttribute('data-errors',String(window.__tokperfErrors.length));"
-      "ce.apply(console,arguments);};</script>\n";
-  html += "<style>" + std::string(a.uplot_css) + "</style>\n";
-  html += "<style>" + std::string(a.report_css) + "</style>\n";
-  html += "</head><body data-report-state=\"loading\">\n";
-  html += "<h1>" + esc(title) + "</h1>\n";
+  std::string html = html_page_open(title);
   html += fmt::format(
       "<p class=\"sub\">{} &middot; started {} &middot; {} &middot; {} level(s), {} request "
       "records &middot; tokperf {}</p>\n",
@@ -220,18 +229,14 @@ std::string render_report_html(const SavedRun& run, const ReportOptions& o) {
   html += cards_html(run, o);
   html += "\n<h2>Diagnosis</h2>\n" + diagnosis_html(findings);
   html += "\n<h2>Per level</h2>\n" + level_table_html(run);
+  html += "\n<h2>Roofline efficiency</h2>\n" + roofline_html(run, o);
   html += "\n<h2>Perceived speed</h2>\n" + perceived_html(run, o.perceived);
   html += "\n<h2>Charts</h2>\n<div id=\"charts\"></div>\n";
   html += "<h2>Errors</h2>\n" + errors_html(run);
   if (!notes.empty()) html += "\n<h2>Notes</h2>\n<ul>" + notes + "</ul>";
   html += "\n<h2>Configuration (secrets redacted)</h2>\n<pre>" +
           esc(redact_config(run.config).dump(2)) + "</pre>\n";
-  html += "<script type=\"application/json\" id=\"tokperf-data\">" +
-          script_safe(report_chart_data(run, o).dump(-1, ' ', false,
-                                                     nlohmann::json::error_handler_t::replace)) +
-          "</script>\n";
-  if (a.have_chart_library) html += "<script>" + std::string(a.uplot_js) + "</script>\n";
-  html += "<script>" + std::string(a.report_js) + "</script>\n</body></html>\n";
+  html += html_page_close(report_chart_data(run, o));
   return html;
 }
 

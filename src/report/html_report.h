@@ -6,12 +6,15 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "analysis/diagnosis.h"
 #include "analysis/perceived_speed.h"
+#include "analysis/roofline.h"
 #include "core/result.h"
 #include "report/run_loader.h"
 
@@ -24,6 +27,9 @@ struct ReportOptions {
   DiagnosisThresholds thresholds;
   size_t max_timeline_rows = 400;  // requests drawn in the timeline (evenly sampled beyond that)
   size_t cdf_points = 200;         // x positions per CDF chart
+  // What was measured, stated by the user (`report --gpu/--model/--dtype/--tp`); wins over the
+  // deployment the run recorded itself. Neither: no roofline section.
+  std::optional<sim::DeploymentFlags> deployment;
 };
 
 // The page for a loaded run. Throws nothing; an unparsable slo_text is reported inside the page.
@@ -33,8 +39,19 @@ std::string render_report_html(const SavedRun& run, const ReportOptions& options
 // `dir`/report.html atomically. This is what bench calls after writing its outputs.
 Status write_report_html(const std::string& dir, const ReportOptions& options = {});
 
+// The run's roofline (analysis/roofline.h) from options.deployment, else the deployment its config
+// recorded; nullopt when neither says what was measured. Fails when the deployment does not
+// resolve.
+Result<std::optional<Roofline>> report_roofline(const SavedRun& run, const ReportOptions& options);
+
 // The data the page's script draws (embedded as JSON): levels, CDFs, time series, timeline, SLO.
 nlohmann::json report_chart_data(const SavedRun& run, const ReportOptions& options);
+
+// CDFs of several samples on one shared x grid (uPlot wants aligned data): `points` quantiles of
+// the pooled values; each series' y is the fraction of its own values <= x. Empty samples get no
+// series. {"x": [...], "series": [{"label", "y"}]}.
+nlohmann::json cdf_chart_json(const std::vector<std::vector<double>>& samples,
+                              const std::vector<std::string>& labels, size_t points);
 
 // A copy of `config` with secret-looking values (keys naming key/token/secret/password/auth/cookie,
 // and "Name: value" headers with such names) replaced by "<redacted>".

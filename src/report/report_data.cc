@@ -24,10 +24,12 @@ bool secret_name(std::string name) {
 
 json pcts(const DistStats& d) { return {{"p50", num(d.p50)}, {"p95", num(d.p95)}}; }
 
+}  // namespace
+
 // A CDF per level on one shared x grid (uPlot wants aligned data): the grid is cdf_points quantiles
 // of the pooled sample; each level's y is the fraction of its own values <= x.
-json cdf_json(const std::vector<std::vector<double>>& per_level,
-              const std::vector<std::string>& labels, size_t points) {
+json cdf_chart_json(const std::vector<std::vector<double>>& per_level,
+                    const std::vector<std::string>& labels, size_t points) {
   std::vector<double> pooled;
   for (const auto& v : per_level) pooled.insert(pooled.end(), v.begin(), v.end());
   std::sort(pooled.begin(), pooled.end());
@@ -53,8 +55,6 @@ json cdf_json(const std::vector<std::vector<double>>& per_level,
   }
   return out;
 }
-
-}  // namespace
 
 json redact_config(const json& config) {
   if (config.is_object()) {
@@ -128,7 +128,7 @@ json report_chart_data(const SavedRun& run, const ReportOptions& o) {
       if (std::isfinite(g)) samples[3][li].push_back(g);
   }
   d["cdf"] = json::object();
-  for (int k = 0; k < 5; ++k) d["cdf"][names[k]] = cdf_json(samples[k], labels, o.cdf_points);
+  for (int k = 0; k < 5; ++k) d["cdf"][names[k]] = cdf_chart_json(samples[k], labels, o.cdf_points);
 
   d["timeseries"] = nullptr;
   if (!run.timeseries.empty()) {

@@ -11,9 +11,12 @@
 #include <regex>
 #include <string>
 
+#include "analysis/compare.h"
+#include "report/compare_html.h"
 #include "report/html_report.h"
 #include "report/report_assets.h"
 #include "report/run_fixture.h"
+#include "report/text_file.h"
 
 namespace tokperf {
 namespace {
@@ -87,6 +90,62 @@ TEST(ReportBrowser, LoadsOfflineWithoutErrorsAndDrawsEveryChart) {
   EXPECT_GT(std::filesystem::file_size(png), 50'000u) << "screenshot looks blank";
   std::filesystem::remove_all(dir + "/profile-dom");
   std::filesystem::remove_all(dir + "/profile-shot");
+}
+
+// The comparison page of `tokperf compare ... --html`: same offline checks, and its five overlaid
+// CDFs draw. Screenshot: test-artifacts/compare.png.
+TEST(ReportBrowser, ComparisonPageLoadsOfflineAndDrawsOverlaidCdfs) {
+  ASSERT_EQ(std::system("command -v chromium >/dev/null 2>&1"), 0)
+      << "chromium is not installed: run scripts/install-deps.sh";
+  ASSERT_TRUE(report_assets().have_chart_library) << "built without the chart library (npm)";
+  // The source material's model A/B story: A shows text at 0.8 s and streams at 65 ms/token; B
+  // makes users wait 3.5 s and then streams at 40 ms/token.
+  std::string a = testing_fixture::write_run(testing_fixture::fresh_dir("cmp-a"),
+                                             {FixtureLevel{1, 30, 800, 65, 60, 0}});
+  std::string b = testing_fixture::write_run(testing_fixture::fresh_dir("cmp-b"),
+                                             {FixtureLevel{1, 30, 3500, 40, 60, 0}});
+  std::vector<SavedRun> runs;
+  std::vector<RunFigures> figures;
+  for (const std::string& dir : {a, b}) {
+    auto run = load_run(dir);
+    ASSERT_TRUE(run.ok()) << run.error();
+    auto f = run_figures(dir == a ? "model-A" : "model-B", run->levels, run->requests, "", {});
+    ASSERT_TRUE(f.ok()) << f.error();
+    runs.push_back(std::move(*run));
+    figures.push_back(std::move(*f));
+  }
+  Verdict v = perceived_verdict(figures, {});
+  ASSERT_EQ(v.winner, 0) << v.explanation;
+  std::string html = render_compare_html(
+      {runs, figures, v, "ttft.p95>+10%", {"ttft.p95>+10% (model-B): 3.5 s vs 800 ms"}});
+  EXPECT_NE(html.find("data-verdict=\"model-A\""), std::string::npos);
+  EXPECT_NE(html.find("data-gate=\"failed\""), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"worse\">"), std::string::npos);   // B's TTFT
+  EXPECT_NE(html.find("<td class=\"better\">"), std::string::npos);  // B's TPOT
+  std::string dir = testing_fixture::fresh_dir("cmp-page");
+  ASSERT_TRUE(write_text_file(dir + "/compare.html", html).ok());
+  std::string url = "file://" + dir + "/compare.html";
+
+  Output dom = run(chromium_command(dir + "/profile-dom") + "--dump-dom '" + url + "' 2>" + dir +
+                   "/chromium-dom.log");
+  ASSERT_EQ(dom.status, 0) << "chromium failed; see " << dir << "/chromium-dom.log";
+  EXPECT_EQ(attr(dom.text, "data-report-state"), "ok");
+  EXPECT_EQ(attr(dom.text, "data-errors"), "") << "script errors were recorded";
+  EXPECT_EQ(attr(dom.text, "data-resources"), "0") << "the page fetched something";
+  EXPECT_EQ(attr(dom.text, "data-charts-expected"), "5");  // TTFT, TTFO, TPOT, ITL, E2E
+  EXPECT_EQ(attr(dom.text, "data-charts-drawn"), "5");
+
+  std::filesystem::path artifacts =
+      std::getenv("TOKPERF_ARTIFACT_DIR") ? std::getenv("TOKPERF_ARTIFACT_DIR") : "test-artifacts";
+  std::filesystem::create_directories(artifacts);
+  std::string png = std::filesystem::absolute(artifacts / "compare.png").string();
+  std::filesystem::remove(png);
+  Output shot = run(chromium_command(dir + "/profile-shot") +
+                    "--hide-scrollbars --screenshot=" + png + " '" + url + "' 2>&1");
+  ASSERT_EQ(shot.status, 0) << shot.text;
+  ASSERT_TRUE(std::filesystem::exists(png));
+  EXPECT_GT(std::filesystem::file_size(png), 50'000u) << "screenshot looks blank";
+  for (const std::string& d : {a, b, dir}) std::filesystem::remove_all(d);
 }
 
 }  // namespace

@@ -398,6 +398,7 @@ void ScriptedServer::Impl::handle_generate(HttpRequest& req, std::shared_ptr<Htt
   s->received_ns = req.received_ns;
   s->resp = resp;
   s->script = opts.script;
+  s->script.ttft_ms += opts.ttft_growth_ms_per_request * static_cast<double>(index);
   if (!opts.fault_fractions.empty()) {
     double u = uniform(opts.seed, index, 0xfa0175ULL), acc = 0;
     for (const auto& [fault, fraction] : opts.fault_fractions) {

@@ -79,6 +79,9 @@ struct ScriptedServerOptions {
   bool tokenize_enabled = true;
   int max_model_len = 4096;
   int queue_slots = 0;  // K > 0: at most K requests in service, the rest wait FIFO
+  // Drift: the request with arrival index i (from 0, every endpoint counted) gets a TTFT of
+  // script.ttft_ms + i * this, so later requests are slower (a header override still wins).
+  double ttft_growth_ms_per_request = 0;
   uint64_t seed = 1;
   // Fractions of chat/completions requests given each fault, chosen by request index from the seed
   // (overrides the script's fault; the per-request header still wins).
