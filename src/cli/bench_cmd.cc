@@ -80,11 +80,7 @@ int run_bench(BenchFlags& flags) {
     config.out_dir = fmt::format("tokperf-results/{}-{}", local_timestamp(), config.run_id);
   }
   if (simulated) {
-    const sim::DeploymentFlags& d = flags.sim;
-    config.deployment = {{"source", "simulated"}, {"model", d.model},
-                         {"model_config", d.model_config}, {"gpu", d.gpu},
-                         {"gpu_spec", d.gpu_spec}, {"dtype", d.dtype},
-                         {"kv_dtype", d.kv_dtype}, {"tp", d.tp}};
+    config.deployment = sim::deployment_json(flags.sim);
   }
   config.record_history = !flags.no_history;
   config.history_store = flags.store;

@@ -90,6 +90,7 @@ BenchConfig base_config(const SimRunFlags& f, const sim::CostModel& cost) {
   c.load = make_load_config(f.load);
   c.load.progress = false;
   c.slo = make_slo(f.load);
+  c.deployment = sim::deployment_json(f.deployment);  // the report's roofline reads it
   std::random_device rd;
   c.run_id = fmt::format("sim{:08x}", rd());
   return c;

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/deployment.h"
 
 namespace CLI {
@@ -20,5 +22,7 @@ void add_deployment_flags(CLI::App& sub, DeploymentFlags& f,
 
 // True when any of the flags above was given on the command line (after parsing).
 bool deployment_flags_given(const CLI::App& sub, const std::string& model_flag = "--model");
+// The simulated deployment as summary.json's config.deployment records it (docs/summary-schema.md).
+nlohmann::json deployment_json(const DeploymentFlags& f);
 
 }  // namespace tokperf::sim

@@ -150,7 +150,11 @@ TEST(BenchRunnerE2E, EveryRequestIsAccountedForUnderFaults) {
     }
     if (rec.fault == Fault::kStall) {
       RequestMetrics m = compute_request_metrics(t);
-      EXPECT_NEAR(*std::max_element(m.itl_ms.begin(), m.itl_ms.end()), 32, 3);
+      // The 30 ms stall shows as one long gap (2 ms ITL + 30 ms); a server delayed by a loaded
+      // machine shortens or lengthens it a little, so the bound is loose on purpose.
+      double longest = *std::max_element(m.itl_ms.begin(), m.itl_ms.end());
+      EXPECT_GT(longest, 20);
+      EXPECT_LT(longest, 60);
     }
     if (rec.fault == Fault::kHttp500) {
       EXPECT_EQ(t.error.http_status, 500);

@@ -161,10 +161,12 @@ TEST(LoadShapesE2E, LatencyFromTheIntendedStartIncludesTheClientQueue) {
     RequestMetrics x = compute_request_metrics(m[i]);
     ASSERT_TRUE(m[i].ok());
     double expected_queue = 50.0 * static_cast<double>(i);
-    EXPECT_NEAR(x.queue_ms, expected_queue, 6) << i;
-    EXPECT_NEAR(x.ttft_ms, 20, 3) << i;
-    EXPECT_NEAR(x.ttft_from_intended_ms - x.ttft_ms, expected_queue, 6) << i;
-    EXPECT_NEAR(x.e2e_from_intended_ms - x.e2e_ms, expected_queue, 6) << i;
+    // Each queue adds up the lateness of the services before it, so allow a few ms per request on
+    // a loaded machine; the identities between the two latencies hold exactly.
+    EXPECT_NEAR(x.queue_ms, expected_queue, 4.0 + 3.0 * static_cast<double>(i)) << i;
+    EXPECT_NEAR(x.ttft_ms, 20, 8) << i;
+    EXPECT_NEAR(x.ttft_from_intended_ms - x.ttft_ms, x.queue_ms, 1e-6) << i;
+    EXPECT_NEAR(x.e2e_from_intended_ms - x.e2e_ms, x.queue_ms, 1e-6) << i;
   }
 }
 
