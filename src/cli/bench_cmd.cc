@@ -12,6 +12,7 @@
 #include "cli/app.h"
 #include "cli/bench_output.h"
 #include "cli/commands.h"
+#include "cli/output_flags.h"
 #include "cli/load_flags.h"
 #include "cli/target_flags.h"
 #include "sim/deployment_cli.h"
@@ -20,23 +21,10 @@
 namespace tokperf {
 namespace {
 
-std::string local_timestamp() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-  return buf;
-}
-
 struct BenchFlags {
   TargetFlags target;
   LoadFlags load;
-  std::string out_dir;
-  bool no_save = false;
-  std::string store;
-  bool no_history = false;
-  bool json = false;
+  OutputFlags output;
   bool no_progress = false;
   sim::DeploymentFlags sim;  // the built-in simulated target, used when --url is absent
   bool sim_flags_given = false;
@@ -74,23 +62,18 @@ int run_bench(BenchFlags& flags) {
   apply_target_flags(flags.target, config);
   config.load = make_load_config(flags.load);
   config.slo = make_slo(flags.load);
-  config.load.progress = !flags.no_progress && !flags.json && isatty(STDERR_FILENO);
-  config.out_dir = flags.no_save ? std::string() : flags.out_dir;
-  if (!flags.no_save && config.out_dir.empty()) {
-    config.out_dir = fmt::format("tokperf-results/{}-{}", local_timestamp(), config.run_id);
-  }
+  config.load.progress = !flags.no_progress && !flags.output.json && isatty(STDERR_FILENO);
+  apply_output_flags(flags.output, config);
   if (simulated) {
     config.deployment = sim::deployment_json(flags.sim);
   }
-  config.record_history = !flags.no_history;
-  config.history_store = flags.store;
   std::vector<std::string> notes;
   auto ready = prepare_target(config, notes);
   if (!ready) {
     fmt::print(stderr, "tokperf: {}\n", ready.error());
     return kExitUnreachable;
   }
-  return run_bench_load(config, notes, flags.json);
+  return run_bench_load(config, notes, flags.output.json);
 }
 
 }  // namespace
@@ -102,17 +85,7 @@ void register_bench_command(CLI::App& app, CommandSet& cmds) {
   add_target_flags(sub, flags->target);
   add_load_flags(sub, flags->load);
   auto* out = "Output";
-  sub->add_option("--out", flags->out_dir,
-                  "Folder for summary.json, requests.jsonl, timeseries.csv and report.html "
-                  "(default: tokperf-results/<time>-<run id>)")
-      ->group(out);
-  sub->add_flag("--no-save", flags->no_save, "Write no files (console only)")->group(out);
-  sub->add_option("--store", flags->store, "History store (SQLite; default under ~/.local/share)")
-      ->group(out);
-  sub->add_flag("--no-history", flags->no_history, "Do not record this run in the history store")
-      ->group(out);
-  sub->add_flag("--json", flags->json, "Print summary.json to stdout (the table goes to stderr)")
-      ->group(out);
+  add_output_flags(sub, flags->output);
   sub->add_flag("--no-progress", flags->no_progress, "No live progress line")->group(out);
   sim::add_deployment_flags(*sub, flags->sim, "--sim-model", "Simulated target (without --url)");
   cmds.add(sub, [flags, sub] {

@@ -13,6 +13,7 @@
 #include "cli/app.h"
 #include "cli/bench_output.h"
 #include "cli/commands.h"
+#include "cli/output_flags.h"
 #include "cli/load_flags.h"
 #include "cli/sim_run_load.h"
 #include "core/clock.h"
@@ -31,26 +32,13 @@ struct SimRunFlags {
   int64_t output_tokens = 256;
   bool ignore_eos = false;
   sim::EngineConfig engine;
-  std::string out_dir;
-  bool no_save = false;
-  std::string store;
-  bool no_history = false;
-  bool json = false;
+  OutputFlags output;
   bool capacity = false;
   std::string by = "concurrency";
   double start = 8;
   double max = 1024;
   int max_trials = 40;
 };
-
-std::string local_timestamp() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-  return buf;
-}
 
 sim::CostModel make_cost(const SimRunFlags& f) {
   auto d = sim::resolve_deployment(f.deployment);
@@ -107,13 +95,8 @@ SimLoadOptions load_options(const SimRunFlags& f, int64_t started_unix_us) {
 }
 
 int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig config) {
-  config.out_dir = f.no_save ? std::string() : f.out_dir;
-  if (!f.no_save && config.out_dir.empty()) {
-    config.out_dir = fmt::format("tokperf-results/{}-{}", local_timestamp(), config.run_id);
-  }
-  config.record_history = !f.no_history;
-  config.history_store = f.store;
-  std::FILE* out = f.json ? stderr : stdout;
+  apply_output_flags(f.output, config);
+  std::FILE* out = f.output.json ? stderr : stdout;
   fmt::print(out, "tokperf sim run: {}; {} in / max {} out tokens{}; virtual time\n",
              describe(cost), f.input_tokens, f.output_tokens,
              f.ignore_eos ? " (ignore_eos)" : ", lengths from the engine's EOS distribution");
@@ -143,7 +126,7 @@ int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig con
     if (st) st = jsonl.close();
     if (!st) fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", st.error());
   }
-  return report_run(config, *outcome, notes, f.json, "sim run");
+  return report_run(config, *outcome, notes, f.output.json, "sim run");
 }
 
 // Capacity search as `tokperf capacity` does it, each trial a one-level virtual-time run. Trial k
@@ -166,7 +149,7 @@ int run_capacity_search(const SimRunFlags& f, const sim::CostModel& cost, const 
     throw UsageError("--start must be above 0 and --max at least --start");
   }
   if (f.max_trials < 1) throw UsageError("--max-trials must be at least 1");
-  std::FILE* out = f.json ? stderr : stdout;
+  std::FILE* out = f.output.json ? stderr : stdout;
   fmt::print(out,
              "tokperf sim run --capacity: {}, SLO {}, searching {} from {} (max {}); "
              "virtual time\n",
@@ -206,7 +189,7 @@ int run_capacity_search(const SimRunFlags& f, const sim::CostModel& cost, const 
   opt.unit = opt.integer ? "concurrent" : "req/s";
   const CapacityResult r = capacity_search(run_level, opt);
   fmt::print(out, "{}\n", r.summary);
-  if (f.json) {
+  if (f.output.json) {
     nlohmann::json doc = {
         {"schema_version", 1},
         {"command", "sim run --capacity"},
@@ -264,18 +247,7 @@ void register_sim_run_command(CLI::App& sim_app, CommandSet& cmds) {
                   "Mean output length (exponential, capped by max_tokens) without --ignore-eos")
       ->capture_default_str()
       ->group(e);
-  const char* o = "Output";
-  run->add_option("--out", f->out_dir,
-                  "Folder for summary.json, requests.jsonl, timeseries.csv and report.html "
-                  "(default: tokperf-results/<time>-<run id>)")
-      ->group(o);
-  run->add_flag("--no-save", f->no_save, "Write no files (console only)")->group(o);
-  run->add_option("--store", f->store, "History store (SQLite; default under ~/.local/share)")
-      ->group(o);
-  run->add_flag("--no-history", f->no_history, "Do not record this run in the history store")
-      ->group(o);
-  run->add_flag("--json", f->json, "Print summary.json to stdout (the table goes to stderr)")
-      ->group(o);
+  add_output_flags(run, f->output);
   const char* s = "Capacity search";
   run->add_flag("--capacity", f->capacity,
                 "Find the highest load meeting --slo (as `tokperf capacity`, in virtual time)")

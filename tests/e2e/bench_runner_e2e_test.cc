@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "load/bench_runner.h"
 #include "metrics/stats.h"
+#include "support/bench_fixture.h"
 #include "support/scripted_server.h"
 
 namespace tokperf {
@@ -22,36 +23,17 @@ using testing_support::LineEnding;
 using testing_support::ScriptedServer;
 using testing_support::ScriptedServerOptions;
 
-struct RunOutput {
-  std::vector<RequestTimeline> records;  // every phase
-  std::vector<RequestTimeline> measured;
-};
+using testing_support::RunOutput;
+using testing_support::stamp_errors_ms;
 
 BenchConfig config_for(const ScriptedServer& s, int concurrency, int requests, int output_tokens,
                        std::string api = "chat") {
-  BenchConfig c;
-  c.target.base_url = s.base_url();
-  c.target.api = std::move(api);
-  c.target.model = "tokperf-test-model";
-  c.prompt.text = "hello there";
-  c.prompt.output_tokens = output_tokens;
-  c.load.plan.levels = {LevelSpec{LoadMode::kConcurrency, double(concurrency), double(concurrency), 0}};
-  c.load.plan.measure = PhaseLimit{0, requests};
-  c.load.timeout_ns = 20'000'000'000;
-  c.load.progress = false;
-  c.run_id = "e2e";
-  return c;
+  return testing_support::closed_loop_config(s, concurrency, requests, output_tokens, std::move(api));
 }
 
 RunOutput run(const BenchConfig& c) {
-  RunOutput out;
-  auto builder = RequestBuilder::create(c.target, c.prompt);
-  EXPECT_TRUE(builder.ok());
-  BenchRunner runner(c, std::move(*builder), [&](const RequestTimeline& t) {
-    out.records.push_back(t);
-    if (t.phase == Phase::kMeasure) out.measured.push_back(t);
-  });
-  EXPECT_TRUE(runner.run());
+  RunOutput out = testing_support::run_bench(c);
+  EXPECT_TRUE(out.completed);
   return out;
 }
 
