@@ -77,16 +77,20 @@ def gbench(name):
     except json.JSONDecodeError:
         return []
 
-b = [x for x in gbench('parse.json') if x.get('aggregate_name') in (None, 'median')]
-if b:
+b = gbench('parse.json')
+meds = [x for x in b if x.get('aggregate_name') == 'median'] or [x for x in b if x.get('run_type') != 'aggregate']
+if meds:
     print('## Stream parsing (SSE + chunk classification)\n')
-    print('| benchmark | time per iteration | items/s |')
-    print('|---|---:|---:|')
-    for x in b:
-        if x.get('run_type') == 'aggregate' or 'aggregate_name' not in x:
-            ips = x.get('items_per_second')
-            print(f"| {x['name']} | {x['real_time']:.0f} {x['time_unit']} | {ips:,.0f} |" if ips else
-                  f"| {x['name']} | {x['real_time']:.0f} {x['time_unit']} | |")
+    print('`bench/sse_parse_bench`: a realistic chat stream fed in reads of the given size; median of '
+          'the repetitions.\n')
+    print('| benchmark | time per iteration | events/s | ns per event |')
+    print('|---|---:|---:|---:|')
+    for x in meds:
+        ips = x.get('items_per_second')
+        name = x.get('run_name', x['name'])
+        per = f"{1e9 / ips:.0f}" if ips else ''
+        print(f"| {name} | {x['real_time']:,.0f} {x['time_unit']} | {ips:,.0f} | {per} |" if ips else
+              f"| {name} | {x['real_time']:,.0f} {x['time_unit']} | | |")
     print()
 
 b = gbench('sim_offline.json')
@@ -103,10 +107,14 @@ if b:
 ss = lines('sim_serve.jsonl')
 if ss:
     print('## Simulated engine behind HTTP (issue 4)\n')
-    keys = list(ss[0].keys())
-    print('| ' + ' | '.join(keys) + ' |')
-    print('|' + '---|' * len(keys))
+    print(f"`bench/sim_serve_bench`: `sim serve` ({ss[0]['deployment'].split(';')[0]}) on one core "
+          'while tokperf\'s runner measures it in the same process; server lag = how late engine '
+          'steps fire against their deadlines; emit = time to write one step\'s chunks to every stream.\n')
+    print('| streams | ok / failed | tokens | server CPU (share of a core) | µs per token | server lag P50 / P99 / max (ms) | emit mean / max (ms) | client TTFT P50 (ms) | client ITL P50 / P99 (ms) |')
+    print('|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     for r in ss:
-        print('| ' + ' | '.join(f'{r[k]:.3f}' if isinstance(r[k], float) else str(r[k]) for k in keys) + ' |')
+        print(f"| {r['streams']} | {r['ok']} / {r['failed']} | {r['tokens']:,} | {r['server_cpu_s']:.2f} s ({100 * r['server_cpu_share']:.0f}%) | "
+              f"{r['server_us_per_token']:.1f} | {r['server_lag_p50_ms']:.2f} / {r['server_lag_p99_ms']:.2f} / {r['server_lag_max_ms']:.2f} | "
+              f"{r['emit_mean_ms']:.1f} / {r['emit_max_ms']:.1f} | {r['client_ttft_p50_ms']:.0f} | {r['client_itl_p50_ms']:.1f} / {r['client_itl_p99_ms']:.1f} |")
     print()
 print('Reproduce: `scripts/bench.sh` (about 5 minutes; `--quick` for a smaller run).')
