@@ -29,7 +29,7 @@ Ran run(const std::string& args) {
 TEST(SimCli, BenchWithoutUrlMeasuresTheBuiltInEngine) {
   Ran r =
       run("bench -n 3 --warmup 0 --input-tokens 64 --output-tokens 4 --ignore-eos --no-progress "
-          "--sim-model llama-3.1-8b --gpu h100 --dtype fp8");
+          "--no-save --no-history --sim-model llama-3.1-8b --gpu h100 --dtype fp8");
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("built-in simulated engine"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Llama-3.1-8B (8.0B params) in fp8 on 1 x NVIDIA H100"), std::string::npos)
