@@ -19,6 +19,7 @@
 #include "core/units.h"
 #include "load/bench_runner.h"
 #include "load/capacity_search.h"
+#include "report/capacity_report.h"
 #include "report/json_output.h"
 
 namespace tokperf {
@@ -35,19 +36,6 @@ struct CapacityFlags {
   std::string out_dir;
   bool json = false;
 };
-
-nlohmann::json outcome_json(const LevelOutcome& o) {
-  nlohmann::json objectives = nlohmann::json::array();
-  for (const auto& x : o.objectives) {
-    objectives.push_back({{"objective", x.text},
-                          {"value_ms", json_number_or_null(x.value_ms)},
-                          {"ci_lower_ms", json_number_or_null(x.ci_lower_ms)},
-                          {"ci_upper_ms", json_number_or_null(x.ci_upper_ms)},
-                          {"threshold_ms", x.threshold_ms},
-                          {"pass", x.pass}});
-  }
-  return {{"meets_slo", o.meets_slo}, {"decisive", o.decisive}, {"objectives", objectives}};
-}
 
 int run_capacity(CapacityFlags& f) {
   if (f.target.url.empty()) {
@@ -142,10 +130,7 @@ int run_capacity(CapacityFlags& f) {
       o.meets_slo = false;  // saturated: whatever finished is not the whole story
       o.decisive = true;
     }
-    std::string values;
-    for (const auto& ob : o.objectives) values += fmt::format("  {} {}", ob.text, format_ms(ob.value_ms));
-    fmt::print(out, "  trial {:>2}: {} {:<8} {}{}{}\n", this_trial + 1, f.by, format_rate(x),
-               o.meets_slo ? "PASS" : "FAIL", o.decisive ? "" : " (close)", values);
+    fmt::print(out, "{}", capacity_trial_line(this_trial + 1, f.by, x, o));
     std::fflush(out);
     return o;
   };
@@ -162,27 +147,10 @@ int run_capacity(CapacityFlags& f) {
   CapacityResult r = capacity_search(run_level, opt);
   fmt::print(out, "{}\n", r.summary);
 
-  nlohmann::json trials = nlohmann::json::array();
-  for (const auto& t : r.trials) trials.push_back({{"load", t.x}, {"outcome", outcome_json(t.outcome)}});
-  nlohmann::json doc = {
-      {"schema_version", 1},
-      {"tokperf_version", TOKPERF_VERSION},
-      {"command", "capacity"},
-      {"config", config_json(base)},
-      {"search", {{"by", f.by}, {"start", f.start}, {"max", f.max}, {"budget_s", *budget / 1e9}}},
-      {"result",
-       {{"found", r.found},
-        {"max_passing", r.max_passing},
-        {"lower", r.lower},
-        {"upper", std::isfinite(r.upper) ? nlohmann::json(r.upper) : nlohmann::json("inf")},
-        {"converged", r.converged},
-        {"budget_exhausted", r.budget_exhausted},
-        {"confidence", r.confidence},
-        {"summary", r.summary},
-        {"at_answer", outcome_json(r.at_answer)}}},
-      {"trials", trials},
-      {"exit_reason", interrupted ? "interrupted" : "completed"},
-  };
+  nlohmann::json doc = capacity_json(
+      "capacity", config_json(base),
+      {{"by", f.by}, {"start", f.start}, {"max", f.max}, {"budget_s", *budget / 1e9}}, r);
+  doc["exit_reason"] = interrupted ? "interrupted" : "completed";
   if (!f.out_dir.empty()) {
     (void)jsonl.close();
     Status st = write_json_file(f.out_dir + "/capacity.json", doc);

@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "core/units.h"
 #include "load/capacity_search.h"
+#include "report/capacity_report.h"
 #include "report/json_output.h"
 #include "sim/deployment_cli.h"
 
@@ -173,11 +174,7 @@ int run_capacity_search(const SimRunFlags& f, const sim::CostModel& cost, const 
       ok.push_back(t.ok() ? 1 : 0);
     }
     LevelOutcome o = level_outcome_from(base.slo, metrics, ok);
-    std::string values;
-    for (const auto& ob : o.objectives)
-      values += fmt::format("  {} {}", ob.text, format_ms(ob.value_ms));
-    fmt::print(out, "  trial {:>2}: {} {:<8} {}{}{}\n", trial, f.by, format_rate(x),
-               o.meets_slo ? "PASS" : "FAIL", o.decisive ? "" : " (close)", values);
+    fmt::print(out, "{}", capacity_trial_line(trial, f.by, x, o));
     return o;
   };
   CapacitySearchOptions opt;
@@ -190,21 +187,8 @@ int run_capacity_search(const SimRunFlags& f, const sim::CostModel& cost, const 
   const CapacityResult r = capacity_search(run_level, opt);
   fmt::print(out, "{}\n", r.summary);
   if (f.output.json) {
-    nlohmann::json doc = {
-        {"schema_version", 1},
-        {"command", "sim run --capacity"},
-        {"config", config_json(base)},
-        {"search", {{"by", f.by}, {"start", f.start}, {"max", f.max}}},
-        {"result",
-         {{"found", r.found},
-          {"max_passing", r.max_passing},
-          {"lower", r.lower},
-          {"upper", std::isfinite(r.upper) ? nlohmann::json(r.upper) : nlohmann::json("inf")},
-          {"converged", r.converged},
-          {"confidence", r.confidence},
-          {"summary", r.summary},
-          {"trials", r.trials.size()}}},
-    };
+    nlohmann::json doc = capacity_json("sim run --capacity", config_json(base),
+                                       {{"by", f.by}, {"start", f.start}, {"max", f.max}}, r);
     fmt::print("{}\n", doc.dump(2));
   }
   return r.found ? kExitOk : kExitFailure;
