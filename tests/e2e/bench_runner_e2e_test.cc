@@ -194,8 +194,8 @@ TEST(BenchRunnerE2E, CompletionsReasoningAndToolCallsAreTokens) {
       ASSERT_TRUE(t.ok()) << t.error.message;
       RequestMetrics m = compute_request_metrics(t);
       EXPECT_EQ(t.token_events.size(), 8u);
-      EXPECT_NEAR(m.ttft_ms, 20, 2);
-      EXPECT_NEAR(m.ttfo_ms, 20 + 5 * 10, 3);  // first visible content after 5 reasoning tokens
+      EXPECT_NEAR(m.ttft_ms, 20, 8);  // loose: other tests share the cores
+      EXPECT_NEAR(m.ttfo_ms - m.ttft_ms, 5 * 10, 8);  // visible content after 5 reasoning tokens
     }
   }
   {

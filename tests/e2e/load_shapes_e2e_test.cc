@@ -272,7 +272,7 @@ TEST(LoadShapesE2E, TraceReplayKeepsItsTimesScaledAndItsLengths) {
   const double expected_ms[] = {0, 100, 200, 500};
   for (size_t i = 0; i < 4; ++i) {
     EXPECT_NEAR(ns_to_ms(m[i].intended_ns - m[0].intended_ns), expected_ms[i], 0.01) << i;
-    EXPECT_LT(ns_to_ms(m[i].send_ns - m[i].intended_ns), 5.0) << i;
+    EXPECT_LT(ns_to_ms(m[i].send_ns - m[i].intended_ns), 50.0) << i;
   }
   // Each request asked for its own output length (the last one: the workload default of 4).
   std::map<std::string, int> max_tokens;
