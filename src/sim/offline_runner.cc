@@ -6,6 +6,16 @@
 #include <string>
 
 namespace tokperf::sim {
+namespace {
+// One generated token as a streaming client would have recorded it: one event, one token, visible.
+void record_token(RequestTimeline& t, const SeqEvent& ev) {
+  if (ev.kind == SeqEventKind::kFirstToken) t.first_visible_ns = ev.t_ns;
+  t.token_events.push_back(TokenEvent{ev.t_ns, 1, true});
+  t.last_event_ns = ev.t_ns;
+  ++t.chunks;
+}
+
+}  // namespace
 
 Result<OfflineRun> run_offline(const CostModel& cost, const EngineConfig& config,
                                const OfflineWorkload& w) {
@@ -82,12 +92,8 @@ Result<OfflineRun> run_offline(const CostModel& cost, const EngineConfig& config
       RequestTimeline& t = run.timelines[ev.request_id];
       switch (ev.kind) {
         case SeqEventKind::kFirstToken:
-          t.first_visible_ns = ev.t_ns;
-          [[fallthrough]];
         case SeqEventKind::kToken:
-          t.token_events.push_back(TokenEvent{ev.t_ns, 1, true});
-          t.last_event_ns = ev.t_ns;
-          ++t.chunks;
+          record_token(t, ev);
           break;
         case SeqEventKind::kFinished:
           t.end_ns = ev.t_ns;
@@ -112,6 +118,7 @@ Result<OfflineRun> run_offline(const CostModel& cost, const EngineConfig& config
 }
 
 namespace {
+
 
 // The driver of one level: bench's load rules (load/bench_runner.cc) with the engine as the server
 // and virtual time as the clock. Invariant: in_flight_ counts requests submitted and not ended.
@@ -239,12 +246,8 @@ class LevelDriver {
     RequestTimeline& t = run_.timelines[ev.request_id];
     switch (ev.kind) {
       case SeqEventKind::kFirstToken:
-        t.first_visible_ns = ev.t_ns;
-        [[fallthrough]];
       case SeqEventKind::kToken:
-        t.token_events.push_back(TokenEvent{ev.t_ns, 1, true});
-        t.last_event_ns = ev.t_ns;
-        ++t.chunks;
+        record_token(t, ev);
         break;
       case SeqEventKind::kFinished:
         t.end_ns = ev.t_ns;
