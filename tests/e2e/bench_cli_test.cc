@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -44,6 +46,31 @@ Child run_tokperf(std::vector<std::string> args, int interrupt_after_ms = -1,
   std::string base = ::testing::TempDir() + "/tokperf_cli_" + std::to_string(getpid()) + "_" +
                      std::to_string(counter++);
   std::string out_path = base + ".out", err_path = base + ".err";
+  // Everything the child needs is built before the fork: the scripted server's thread may hold the
+  // allocator's lock at the moment of fork(), so the child makes only async-signal-safe calls.
+  std::string bin = TOKPERF_BINARY;
+  std::vector<char*> argv;
+  argv.push_back(bin.data());
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // Never touch the user's own history store.
+  std::vector<std::string> overrides = env;
+  overrides.push_back("XDG_DATA_HOME=" + ::testing::TempDir() + "/tokperf_xdg");
+  auto overridden = [&](const char* kv) {
+    for (const auto& o : overrides) {
+      size_t n = o.find('=') + 1;
+      if (std::strncmp(kv, o.c_str(), n) == 0) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (!overridden(*e)) env_strings.emplace_back(*e);
+  }
+  env_strings.insert(env_strings.end(), overrides.begin(), overrides.end());
+  std::vector<char*> envp;
+  for (auto& kv : env_strings) envp.push_back(kv.data());
+  envp.push_back(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
     int o = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -52,16 +79,7 @@ Child run_tokperf(std::vector<std::string> args, int interrupt_after_ms = -1,
     dup2(e, 2);
     int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
-    // Never touch the user's own history store.
-    static std::string xdg = "XDG_DATA_HOME=" + ::testing::TempDir() + "/tokperf_xdg";
-    putenv(xdg.data());
-    for (const auto& kv : env) putenv(const_cast<char*>(kv.c_str()));
-    std::vector<char*> argv;
-    std::string bin = TOKPERF_BINARY;
-    argv.push_back(bin.data());
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(bin.c_str(), argv.data());
+    execve(bin.c_str(), argv.data(), envp.data());
     _exit(127);
   }
   if (interrupt_after_ms >= 0) {
