@@ -1,5 +1,7 @@
 #include "client/transport.h"
 
+#include <sys/ioctl.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -47,6 +49,7 @@ double info_ms(CURL* easy, CURLINFO what) {
 
 Transport::Transport(EventLoop& loop, TransportOptions options)
     : loop_(loop), options_(options) {
+  loop_.snapshot_readable(true);
   global_init_once();
   multi_ = curl_multi_init();
   if (multi_ == nullptr) throw std::runtime_error("libcurl: curl_multi_init failed");
@@ -160,9 +163,17 @@ int Transport::on_socket(CURL* /*easy*/, curl_socket_t s, int what, void* userp,
     if (ev & (EPOLLIN | EPOLLHUP | EPOLLRDHUP)) mask |= CURL_CSELECT_IN;
     if (ev & EPOLLOUT) mask |= CURL_CSELECT_OUT;
     if (ev & EPOLLERR) mask |= CURL_CSELECT_ERR;
-    self->io_stamp_ns_ = self->loop_.wake_ns();
+    // Bytes that were pending at the wake carry the wake stamp; if more arrived since (a server
+    // catching up sends events back to back), curl's read takes them too, and the wake stamp would
+    // precede their arrival: then every read is stamped when it happens (never before arrival).
+    int at_wake = self->loop_.wake_readable();
+    int now_pending = 0;
+    bool unchanged = at_wake > 0 && ioctl(s, FIONREAD, &now_pending) == 0 && now_pending <= at_wake;
+    self->io_stamp_ns_ = unchanged ? self->loop_.wake_ns() : 0;
+    self->io_stamp_socket_ = s;
     self->drive(s, mask);
     self->io_stamp_ns_ = 0;
+    self->io_stamp_socket_ = CURL_SOCKET_BAD;
   });
   return 0;
 }
@@ -184,7 +195,17 @@ int Transport::on_timer(CURLM* /*multi*/, long timeout_ms, void* userp) {
 
 size_t Transport::on_write(char* data, size_t size, size_t n, void* userp) {
   auto* t = static_cast<Transfer*>(userp);
-  int64_t now = t->owner->io_stamp_ns_ != 0 ? t->owner->io_stamp_ns_ : mono_ns();
+  // The wake stamp belongs to the socket epoll reported; curl may also run other transfers while it
+  // drives that socket (expired timers), and their reads are stamped when they happen.
+  int64_t now = 0;
+  if (t->owner->io_stamp_ns_ != 0) {
+    curl_socket_t sock = CURL_SOCKET_BAD;
+    if (curl_easy_getinfo(t->easy, CURLINFO_ACTIVESOCKET, &sock) == CURLE_OK &&
+        sock == t->owner->io_stamp_socket_) {
+      now = t->owner->io_stamp_ns_;
+    }
+  }
+  if (now == 0) now = mono_ns();
   size_t len = size * n;
   t->owner->body_bytes_ += len;
   t->owner->body_reads_++;

@@ -98,6 +98,7 @@ class Transport {
   std::unordered_map<uint64_t, std::unique_ptr<Transfer>> transfers_;
   std::vector<CURL*> idle_easy_;  // reused handles (keep their buffers warm)
   long connection_cache_ = 0;
+  curl_socket_t io_stamp_socket_ = CURL_SOCKET_BAD;  // the socket io_stamp_ns_ belongs to
   int64_t io_stamp_ns_ = 0;  // while driving a ready socket: when the loop saw it ready
   uint64_t body_bytes_ = 0;
   uint64_t body_reads_ = 0;

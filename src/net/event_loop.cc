@@ -1,6 +1,7 @@
 #include "net/event_loop.h"
 
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -154,6 +155,14 @@ void EventLoop::run_once(int64_t max_wait_ns) {
     if (errno == EINTR) return;
     throw std::runtime_error(std::string("epoll_wait: ") + std::strerror(errno));
   }
+  // Pending bytes per ready fd, read before any callback can take time (see snapshot_readable).
+  int readable[kMaxEvents];
+  if (snapshot_readable_) {
+    for (int i = 0; i < n; ++i) {
+      int fd = static_cast<int>(static_cast<uint32_t>(events[i].data.u64));
+      if (!(events[i].events & EPOLLIN) || ioctl(fd, FIONREAD, &readable[i]) != 0) readable[i] = -1;
+    }
+  }
   bool timer_ready = false;
   for (int i = 0; i < n; ++i) {
     uint64_t tag = events[i].data.u64;
@@ -172,7 +181,9 @@ void EventLoop::run_once(int64_t max_wait_ns) {
       // Unwatched by an earlier callback this round, or closed and reused by a new watch.
       if (it == watches_.end() || it->second.generation != gen) continue;
       IoCallback cb = it->second.cb;  // copy: the callback may unwatch/re-watch itself
+      wake_readable_ = snapshot_readable_ ? readable[i] : -1;
       cb(events[i].events);
+      wake_readable_ = -1;
     }
   }
   if (timer_ready || (!timers_.empty() && timers_.begin()->first.first <= mono_ns())) {

@@ -59,6 +59,13 @@ class EventLoop {
   // done in this round (read time would add the time spent on the fds handled before it).
   int64_t wake_ns() const { return wake_ns_; }
 
+  // With snapshot_readable(true), the loop reads each ready fd's pending byte count (FIONREAD) right
+  // after epoll_wait, before any callback runs; wake_readable() gives it for the fd whose callback is
+  // running (-1: not taken). An fd whose count has grown by the time its callback runs received bytes
+  // after the wake, so wake_ns() would stamp those bytes before they arrived.
+  void snapshot_readable(bool on) { snapshot_readable_ = on; }
+  int wake_readable() const { return wake_readable_; }
+
   // How late timers fired (now - deadline), in ns: the loop's own lag. Sum, count and max.
   struct LagStats {
     int64_t count = 0;
@@ -94,6 +101,8 @@ class EventLoop {
   std::vector<Callback> posted_;
   LagStats lag_;
   int64_t wake_ns_ = 0;
+  bool snapshot_readable_ = false;
+  int wake_readable_ = -1;
 };
 
 }  // namespace tokperf
