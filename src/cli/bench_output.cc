@@ -9,21 +9,20 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "analysis/knee.h"
+#include "analysis/level_result.h"
 #include "cli/app.h"
 #include "cli/commands.h"
-#include "report/load_report.h"
 #include "client/request_builder.h"
 #include "core/clock.h"
 #include "core/units.h"
 #include "load/bench_runner.h"
-#include "metrics/aggregate.h"
 #include "metrics/client_health.h"
 #include "metrics/stats.h"
 #include "metrics/timeseries.h"
 #include "report/console_table.h"
 #include "report/html_report.h"
 #include "report/json_output.h"
+#include "report/load_report.h"
 #include "store/history_store.h"
 
 namespace tokperf {
@@ -51,12 +50,14 @@ ClientHealth health_from(const ClientSelfMeasure& m) {
 }
 
 void print_progress(const LevelProgress& p) {
-  std::string count = p.total > 0 ? fmt::format("{}/{}", p.done, p.total) : fmt::format("{}", p.done);
+  std::string count =
+      p.total > 0 ? fmt::format("{}/{}", p.done, p.total) : fmt::format("{}", p.done);
   std::string queued = p.queued > 0 ? fmt::format("  {} queued", p.queued) : "";
-  fmt::print(stderr,
-             "\r\033[K  {:<12} {:>11} done  {} errors  {} in flight{}  TTFT p50 {}  {} tok/s  {:.0f}s",
-             p.label, count, p.errors, p.in_flight, queued, format_ms(p.ttft_p50_ms),
-             format_rate(p.output_tok_s), p.elapsed_s);
+  fmt::print(
+      stderr,
+      "\r\033[K  {:<12} {:>11} done  {} errors  {} in flight{}  TTFT p50 {}  {} tok/s  {:.0f}s",
+      p.label, count, p.errors, p.in_flight, queued, format_ms(p.ttft_p50_ms),
+      format_rate(p.output_tok_s), p.elapsed_s);
   std::fflush(stderr);
 }
 
@@ -79,6 +80,14 @@ LevelParams level_params(const BenchConfig& config, size_t i) {
 
 }  // namespace
 
+RunResultBuilder result_builder(const BenchConfig& config) {
+  std::vector<LevelParams> params;
+  for (size_t i = 0; i < config.load.plan.levels.size(); ++i) {
+    params.push_back(level_params(config, i));
+  }
+  return RunResultBuilder(std::move(params), config.slo);
+}
+
 int run_bench_load(const BenchConfig& config, const std::vector<std::string>& notes, bool json) {
   auto builder = RequestBuilder::create(config.target, config.prompt);
   if (!builder) throw UsageError(builder.error());
@@ -88,25 +97,28 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
     std::error_code ec;
     std::filesystem::create_directories(config.out_dir, ec);
     if (ec) {
-      throw UsageError(fmt::format("--out '{}' cannot be created: {}", config.out_dir, ec.message()));
+      throw UsageError(
+          fmt::format("--out '{}' cannot be created: {}", config.out_dir, ec.message()));
     }
     Status st = jsonl.open(config.out_dir + "/requests.jsonl");
     if (!st) throw UsageError(fmt::format("--out '{}': {}", config.out_dir, st.error()));
   }
   std::FILE* out = json ? stderr : stdout;
-  fmt::print(out, "tokperf bench: {} model {} ({} API), prompt {} tokens ({}), max {} output tokens\n",
-             config.target.base_url, config.target.model, config.target.api,
-             config.prompt.input_tokens, config.prompt.input_tokens_note,
-             config.prompt.output_tokens);
+  fmt::print(
+      out, "tokperf bench: {} model {} ({} API), prompt {} tokens ({}), max {} output tokens\n",
+      config.target.base_url, config.target.model, config.target.api, config.prompt.input_tokens,
+      config.prompt.input_tokens_note, config.prompt.output_tokens);
 
   std::vector<RequestTimeline> records;
+  RunResultBuilder results = result_builder(config);
   std::string write_error;
   BenchRunner runner(config, std::move(*builder), [&](const RequestTimeline& t) {
-    RequestMetrics m = compute_request_metrics(t);
+    const RequestMetrics m = compute_request_metrics(t);  // once per record
     if (jsonl.is_open() && write_error.empty()) {
       Status st = jsonl.write(t, m);
       if (!st) write_error = st.error();
     }
+    results.add(t, m);
     records.push_back(t);
   });
   if (config.load.progress) runner.set_progress_sink(&print_progress);
@@ -131,28 +143,15 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   if (!write_error.empty()) {
     fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", write_error);
   }
-  return report_run(config, outcome, notes, json, "bench");
+  return report_run(config, outcome, results, notes, json, "bench");
 }
 
 int report_run(const BenchConfig& config, const RunOutcome& outcome,
-               const std::vector<std::string>& notes, bool json, const char* command) {
+               const RunResultBuilder& results, const std::vector<std::string>& notes, bool json,
+               const char* command) {
   std::FILE* out = json ? stderr : stdout;
-  const std::vector<RequestTimeline>& records = outcome.records;
-  std::vector<LevelAccumulator> accumulators;
-  for (size_t i = 0; i < config.load.plan.levels.size(); ++i) {
-    accumulators.emplace_back(level_params(config, i));
-  }
-  for (const auto& t : records) {
-    if (t.level >= 0 && static_cast<size_t>(t.level) < accumulators.size()) accumulators[t.level].add(t);
-  }
-  bool completed = outcome.completed;
-  std::vector<LevelSummary> summaries;
-  std::vector<LevelReport> reports;
-  for (size_t i = 0; i < accumulators.size() && i < outcome.levels.size(); ++i) {
-    if (accumulators[i].sent() == 0) continue;
-    summaries.push_back(accumulators[i].summary());
-    reports.push_back(make_level_report(summaries.back(), outcome.levels[i], records, config.slo));
-  }
+  const bool completed = outcome.completed;
+  const RunResult result = results.finish(outcome.levels);
   ClientHealth health = health_from(outcome.self);
   RunInfo info;
   info.command = command;
@@ -160,25 +159,25 @@ int report_run(const BenchConfig& config, const RunOutcome& outcome,
   info.duration_s = outcome.self.wall_s;
   info.exit_reason = completed ? "completed" : "interrupted";
   info.notes = notes;
+  if (!config.out_dir.empty()) {
+    info.files = {{"requests", "requests.jsonl"}, {"timeseries", "timeseries.csv"}};
+  }
 
+  std::vector<LevelSummary> summaries;
+  for (const LevelResult& l : result.levels) summaries.push_back(l.summary);
   fmt::print(out, "{}", render_level_table(summaries));
-  fmt::print(out, "{}", render_level_details(summaries, reports, config.slo));
-  KneeResult knee = find_sweep_knee(summaries);
-  if (knee.found) fmt::print(out, "knee: {}\n", knee.explanation);
+  fmt::print(out, "{}", render_level_details(result));
+  if (result.knee.found) fmt::print(out, "knee: {}\n", result.knee.explanation);
   fmt::print(out, "{}", render_error_breakdown(summaries));
   fmt::print(out, "{}", render_health_warnings(health));
   for (const auto& n : notes) fmt::print(out, "note: {}\n", n);
 
-  nlohmann::json summary = summary_json(config_json(config), summaries, health, info);
-  for (size_t i = 0; i < reports.size(); ++i) {
-    summary["levels"][i].update(level_report_json(reports[i]));
-  }
-  summary["knee"] = knee_json(knee);
+  const nlohmann::json summary = run_summary_json(config_json(config), result, health, info);
   if (!config.out_dir.empty()) {
-    auto rows = build_timeseries(records, outcome.start_ns, outcome.end_ns, outcome.samples);
+    auto rows =
+        build_timeseries(outcome.records, outcome.start_ns, outcome.end_ns, outcome.samples);
     Status ts = write_timeseries_csv(config.out_dir + "/timeseries.csv", rows);
     if (!ts) fmt::print(stderr, "tokperf: cannot write timeseries.csv: {}\n", ts.error());
-    summary["files"] = {{"requests", "requests.jsonl"}, {"timeseries", "timeseries.csv"}};
     Status st = write_json_file(config.out_dir + "/summary.json", summary);
     if (!st) fmt::print(stderr, "tokperf: cannot write summary.json: {}\n", st.error());
     Status html = write_report_html(config.out_dir);
@@ -188,8 +187,8 @@ int report_run(const BenchConfig& config, const RunOutcome& outcome,
     if (config.record_history) {
       auto id = record_run_in_history(config.out_dir, config.history_store);
       if (id) {
-        fmt::print(out, "recorded as history run #{} (tokperf history; tokperf compare {} …)\n", *id,
-                   *id);
+        fmt::print(out, "recorded as history run #{} (tokperf history; tokperf compare {} …)\n",
+                   *id, *id);
       } else {
         fmt::print(stderr, "tokperf: could not record the run in the history store: {}\n",
                    id.error());

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/level_result.h"
 #include "load/bench_config.h"
 #include "load/bench_runner.h"
 #include "metrics/request_record.h"
@@ -20,8 +21,8 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
 struct RunOutcome {
   std::vector<RequestTimeline> records;  // every phase and level
   std::vector<LevelRunInfo> levels;
-  std::vector<RunnerSample> samples;     // per-second client samples (may be empty)
-  int64_t start_ns = 0, end_ns = 0;      // the run, on the records' clock
+  std::vector<RunnerSample> samples;  // per-second client samples (may be empty)
+  int64_t start_ns = 0, end_ns = 0;   // the run, on the records' clock
   ClientSelfMeasure self;
   bool completed = true;
   int64_t started_unix_us = 0;
@@ -30,7 +31,12 @@ struct RunOutcome {
 // Prints the level table and details, writes summary.json, timeseries.csv and report.html into
 // config.out_dir (when set; requests.jsonl is the caller's) and records the run in the history.
 // Returns the exit code as run_bench_load does.
+// `results` was fed every record of the outcome once (RunResultBuilder::add).
 int report_run(const BenchConfig& config, const RunOutcome& outcome,
-               const std::vector<std::string>& notes, bool json, const char* command);
+               const RunResultBuilder& results, const std::vector<std::string>& notes, bool json,
+               const char* command);
+
+// The result builder for config's levels and SLO (level labels and loads as the table shows them).
+RunResultBuilder result_builder(const BenchConfig& config);
 
 }  // namespace tokperf

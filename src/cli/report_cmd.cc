@@ -6,10 +6,12 @@
 #include <memory>
 
 #include "analysis/diagnosis.h"
+#include "analysis/level_result.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "report/csv_export.h"
 #include "report/html_report.h"
+#include "report/load_report.h"
 #include "report/text_file.h"
 #include "sim/deployment_cli.h"
 #include "store/run_ref.h"
@@ -29,14 +31,28 @@ struct ReportCmdConfig {
   bool deployment_given = false;
 };
 
+// `report --slo`: the saved run judged against another SLO. The outcome replaces, in memory only,
+// the SLO figures summary.json recorded, so the page shows them as it shows a run's own.
+void judge_saved_run(SavedRun& run, const std::string& slo_text) {
+  auto spec = parse_slo(slo_text);
+  if (!spec) throw UsageError(spec.error());
+  for (size_t i = 0; i < run.levels.size() && i < run.summary["levels"].size(); ++i) {
+    const LevelSummary& l = run.levels[i];
+    const SloReport rep = evaluate_slo_on_samples(*spec, run.requests, l.params.level, l.window_s);
+    run.summary["levels"][i]["slo"] = slo_report_json(rep);
+  }
+  run.config["slo"] = slo_text;
+  run.summary["config"]["slo"] = slo_text;
+}
+
 int run_report(const ReportCmdConfig& c) {
   Result<std::string> ref = resolve_run_ref(c.run, c.store);
   if (!ref) throw UsageError(ref.error());
   const std::string& dir = *ref;
   Result<SavedRun> run = load_run(dir);
   if (!run) throw UsageError(run.error());
+  if (!c.slo.empty()) judge_saved_run(*run, c.slo);
   ReportOptions o;
-  o.slo_text = c.slo;
   o.perceived.reader_tokens_per_s = c.reader_tokens_per_s;
   o.perceived.first_chars = c.first_chars;
   if (c.deployment_given) {

@@ -15,21 +15,12 @@
 #include "cli/commands.h"
 #include "cli/sim_run_cmd.h"
 #include "core/clock.h"
+#include "metrics/stats.h"
 #include "sim/deployment_cli.h"
 #include "sim/sim_server.h"
 
 namespace tokperf {
 namespace {
-
-// Linear interpolation between closest ranks (numpy's default), for the server-lag line.
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const double rank = p / 100.0 * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<size_t>(std::floor(rank));
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (rank - static_cast<double>(lo));
-}
 
 struct SimServeConfig {
   sim::DeploymentFlags deployment;

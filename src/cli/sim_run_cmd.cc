@@ -13,8 +13,8 @@
 #include "cli/app.h"
 #include "cli/bench_output.h"
 #include "cli/commands.h"
-#include "cli/output_flags.h"
 #include "cli/load_flags.h"
+#include "cli/output_flags.h"
 #include "cli/sim_run_load.h"
 #include "core/clock.h"
 #include "core/units.h"
@@ -110,6 +110,8 @@ int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig con
   if (!outcome) throw UsageError(outcome.error());
   notes.push_back(fmt::format("simulated {:.1f} s of serving in {:.2f} s of wall time",
                               outcome->self.wall_s, (mono_ns() - wall_start_ns) / 1e9));
+  RequestsJsonlWriter jsonl;
+  Status st = Status::Ok();
   if (!config.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(config.out_dir, ec);
@@ -117,17 +119,18 @@ int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig con
       throw UsageError(
           fmt::format("--out '{}' cannot be created: {}", config.out_dir, ec.message()));
     }
-    RequestsJsonlWriter jsonl;
-    Status st = jsonl.open(config.out_dir + "/requests.jsonl");
+    st = jsonl.open(config.out_dir + "/requests.jsonl");
     if (!st) throw UsageError(fmt::format("--out '{}': {}", config.out_dir, st.error()));
-    for (const auto& t : outcome->records) {
-      st = jsonl.write(t, compute_request_metrics(t));
-      if (!st) break;
-    }
-    if (st) st = jsonl.close();
-    if (!st) fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", st.error());
   }
-  return report_run(config, *outcome, notes, f.output.json, "sim run");
+  RunResultBuilder results = result_builder(config);
+  for (const auto& t : outcome->records) {
+    const RequestMetrics m = compute_request_metrics(t);  // once per record
+    if (jsonl.is_open() && st) st = jsonl.write(t, m);
+    results.add(t, m);
+  }
+  if (jsonl.is_open() && st) st = jsonl.close();
+  if (!st) fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", st.error());
+  return report_run(config, *outcome, results, notes, f.output.json, "sim run");
 }
 
 // Capacity search as `tokperf capacity` does it, each trial a one-level virtual-time run. Trial k
@@ -174,6 +177,10 @@ int run_capacity_search(const SimRunFlags& f, const sim::CostModel& cost, const 
       ok.push_back(t.ok() ? 1 : 0);
     }
     LevelOutcome o = level_outcome_from(base.slo, metrics, ok);
+    if (!run->levels.empty() && run->levels[0].stopped_early) {
+      o.meets_slo = false;  // stopped early (saturated): as `capacity` judges a live trial
+      o.decisive = true;
+    }
     fmt::print(out, "{}", capacity_trial_line(trial, f.by, x, o));
     return o;
   };

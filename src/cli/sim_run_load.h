@@ -5,6 +5,10 @@
 // Clock: every level gets a fresh engine; level i starts in virtual time where level i-1 ended, and
 // the records' times are virtual ns from the start of the run. Open-loop schedules come from
 // load/open_loop_schedule.h with the same seed as bench, so fingerprints match a live run's.
+// The load rules are bench's own LevelDriver (load/level_driver.h): phases, client queue and cap,
+// ramps, --timeout (a request whose virtual E2E would pass it fails as a timeout at that virtual
+// time) and early stop (saturation and error rate, judged once a virtual second; it ends the
+// sweep).
 #pragma once
 
 #include <cstdint>

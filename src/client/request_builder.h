@@ -1,14 +1,14 @@
-// Builds the HTTP requests of a run: URL, headers (Authorization, X-Request-Id, the user's own) and the
-// JSON body for /chat/completions or /completions with "stream": true. The body is serialised once
-// around a placeholder so each request only splices in its (escaped) prompt.
+// Builds the HTTP requests of a run: URL, headers (Authorization, X-Request-Id, the user's own) and
+// the JSON body for /chat/completions or /completions with "stream": true. The body is serialised
+// once around a placeholder so each request only splices in its (escaped) prompt.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "client/target_config.h"
 #include "core/result.h"
-#include "load/bench_config.h"
 
 namespace tokperf {
 
@@ -28,10 +28,10 @@ class RequestBuilder {
  private:
   std::string url_;
   std::vector<std::string> base_headers_;
-  std::string template_;       // the whole body with the placeholder, for body_for
+  std::string template_;  // the whole body with the placeholder, for body_for
   bool chat_ = true;
-  std::string body_head_;     // JSON up to the opening quote of the prompt string
-  std::string body_tail_;     // from the closing quote on
+  std::string body_head_;  // JSON up to the opening quote of the prompt string
+  std::string body_tail_;  // from the closing quote on
   std::string prompt_escaped_;
 };
 
@@ -39,8 +39,8 @@ class RequestBuilder {
 // that is not http:// or https://.
 Result<std::string> normalise_base_url(std::string_view url);
 
-// The server root (base URL without a trailing /v1), where vLLM, SGLang and llama.cpp put /tokenize,
-// /health and /metrics.
+// The server root (base URL without a trailing /v1), where vLLM, SGLang and llama.cpp put
+// /tokenize, /health and /metrics.
 std::string server_root(std::string_view base_url);
 
 // JSON string escaping (without the quotes).

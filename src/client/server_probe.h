@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "client/target_config.h"
 #include "core/result.h"
-#include "load/bench_config.h"
 
 namespace tokperf {
 
-// GET {base}/models. An unreachable server is an error naming the URL and cause; 401/403 says the key
-// was refused. Returns the model ids (possibly empty when the server has no /models).
+// GET {base}/models. An unreachable server is an error naming the URL and cause; 401/403 says the
+// key was refused. Returns the model ids (possibly empty when the server has no /models).
 Result<std::vector<std::string>> list_models(const TargetConfig& target);
 
 // A token counter backed by the server's tokenize endpoint (vLLM and SGLang: POST /tokenize with

@@ -8,34 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "client/target_config.h"
 #include "load/arrivals.h"
 #include "load/load_plan.h"
 #include "metrics/slo.h"
 
 namespace tokperf {
-
-
-struct TargetConfig {
-  std::string base_url;               // normalised, ends in /v1 (or the user's own prefix)
-  std::string api = "chat";           // "chat" | "completions"
-  std::string model;                  // resolved before the run
-  std::string api_key;                // secret: never printed, logged or written
-  std::vector<std::string> headers;   // extra "Name: value" headers
-  std::string extra_body_json;        // merged into every request body (JSON object)
-  bool include_usage = true;          // stream_options.include_usage
-  bool ignore_eos = false;
-  bool http2 = false;
-  bool verify_tls = true;
-};
-
-struct PromptConfig {
-  std::string text;                   // the prompt every request sends (after unique prefix)
-  int64_t input_tokens = -1;          // tokens in `text` when known (tokenizer), else -1
-  bool input_tokens_exact = false;    // true when a tokenize endpoint confirmed the count
-  std::string input_tokens_note;      // how the count was obtained, for the output
-  bool unique_prefix = false;         // prepend a per-request nonce so no prefix cache can serve it
-  int64_t output_tokens = 256;        // max_tokens
-};
 
 struct LoadConfig {
   LoadConfig() {
@@ -51,22 +29,22 @@ struct LoadConfig {
   // When non-empty: one open-loop level replaying these arrivals (with their own lengths).
   std::vector<TraceEntry> trace;
   int64_t timeout_ns = 600'000'000'000;
-  int64_t grace_ns = 5'000'000'000;   // after Ctrl-C, how long in-flight requests may finish
-  bool stop_on_saturation = true;     // end a level (and the sweep) when it is clearly saturated
+  int64_t grace_ns = 5'000'000'000;  // after Ctrl-C, how long in-flight requests may finish
+  bool stop_on_saturation = true;    // end a level (and the sweep) when it is clearly saturated
   SaturationRules saturation;
-  double max_send_lag_p99_ms = 1.0;   // open loop: warn and mark the level above this
-  bool progress = true;               // live progress line (only on a terminal)
+  double max_send_lag_p99_ms = 1.0;  // open loop: warn and mark the level above this
+  bool progress = true;              // live progress line (only on a terminal)
 };
 
 struct BenchConfig {
   TargetConfig target;
   PromptConfig prompt;
   LoadConfig load;
-  SloSpec slo;                        // empty: no objectives
-  std::string out_dir;                // empty: no files
-  bool record_history = true;         // record the run in the history store (needs out_dir)
-  std::string history_store;          // empty: the default store (store/history_store.h)
-  std::string run_id;                 // prefix of request ids
+  SloSpec slo;                 // empty: no objectives
+  std::string out_dir;         // empty: no files
+  bool record_history = true;  // record the run in the history store (needs out_dir)
+  std::string history_store;   // empty: the default store (store/history_store.h)
+  std::string run_id;          // prefix of request ids
   // What was measured, for the report's roofline (docs/REPORTS.md): the simulated deployment's
   // flags {"source", "model", "model_config", "gpu", "gpu_spec", "dtype", "kv_dtype", "tp"} when
   // bench ran the built-in engine; null otherwise. Written into summary.json's config as is.

@@ -13,9 +13,7 @@
 #include "client/openai_adapter.h"
 #include "client/transport.h"
 #include "core/clock.h"
-#include "load/arrivals.h"
 #include "load/inflight_request.h"
-#include "load/open_loop_schedule.h"
 #include "metrics/stats.h"
 #include "workload/prompt.h"
 
@@ -38,8 +36,8 @@ BenchRunner::BenchRunner(const BenchConfig& config, RequestBuilder builder, Reco
   topt.http2 = config_.target.http2;
   topt.verify_tls = config_.target.verify_tls;
   transport_ = std::make_unique<Transport>(loop_, topt);
-  classifier_ = std::make_unique<ChunkClassifier>(config_.target.api == "chat" ? ApiKind::kChat
-                                                                               : ApiKind::kCompletions);
+  classifier_ = std::make_unique<ChunkClassifier>(
+      config_.target.api == "chat" ? ApiKind::kChat : ApiKind::kCompletions);
   recent_ttft_ms_.reserve(kRecentTtfts);
 }
 
@@ -98,169 +96,76 @@ void BenchRunner::interrupt() { interrupt_requested_.store(true); }
 void BenchRunner::begin_interrupt() {
   interrupting_ = true;
   interrupted_ = true;
-  sending_done_ = true;
-  if (arrival_timer_armed_) loop_.cancel_timer(arrival_timer_);
-  arrival_timer_armed_ = false;
-  client_queue_.clear();
-  if (!infos_.empty()) infos_.back().stopped_early = "interrupted";
-  if (in_flight_ == 0) {
-    finish_level();
-    return;
+  if (driver_ && !driver_->level_done()) {
+    driver_->stop(mono_ns(), "interrupted");
+    if (driver_->in_flight() > 0) {
+      loop_.add_timer_after(config_.load.grace_ns, [this] { transport_->cancel_all(); });
+    }
+    pump();
   }
-  loop_.add_timer_after(config_.load.grace_ns, [this] { transport_->cancel_all(); });
-}
-
-size_t BenchRunner::slot_limit(int64_t now) const {
-  const LevelSpec& spec = config_.load.plan.levels[level_];
-  if (open_loop_) {
-    int cap = config_.load.plan.max_concurrency;
-    return cap > 0 ? static_cast<size_t>(cap) : SIZE_MAX;
-  }
-  double c = spec.target_at(now - level_start_ns_);
-  return static_cast<size_t>(std::max(1.0, std::floor(c + 1e-9)));
 }
 
 void BenchRunner::start_level(size_t index) {
   level_ = index;
-  const LevelSpec& spec = config_.load.plan.levels[index];
-  open_loop_ = spec.mode == LoadMode::kRate || !config_.load.trace.empty();
   level_start_ns_ = mono_ns();
-  phase_start_ns_ = level_start_ns_;
-  phase_started_ = 0;
-  sending_done_ = false;
   done_ = errors_ = output_tokens_ = 0;
   recent_ttft_ms_.clear();
   recent_next_ = 0;
-  measured_in_flight_ = 0;
-  saturation_ = std::make_unique<SaturationDetector>(config_.load.saturation);
-  second_completed_ = second_errors_ = 0;
+  driver_.emplace(make_level_plan(config_.load, index), level_start_ns_, kOpenLoopLeadNs);
+  infos_.push_back(driver_->info());
+  if (on_level_start_) on_level_start_(infos_.back());
+  pump();
+}
 
-  LevelRunInfo info;
-  info.level = static_cast<int>(index);
-  info.spec = spec;
-  info.open_loop = open_loop_;
-  info.start_ns = level_start_ns_;
-  infos_.push_back(std::move(info));
-
-  if (open_loop_) {
-    plan_open_loop(infos_.back());
-    on_arrival_timer();
+void BenchRunner::pump() {
+  if (pumping_) {
+    pump_again_ = true;
     return;
   }
-  phase_ = Phase::kWarmup;
-  fill_closed_loop();
+  pumping_ = true;
+  do {
+    pump_again_ = false;
+    if (!driver_ || driver_->level_done()) break;
+    while (std::optional<SendOrder> order = driver_->next_send(mono_ns())) send(*order);
+    if (driver_->take_cancel_cooldown()) {
+      // Cool-down requests still running once every measured one has finished have done their job.
+      std::vector<uint64_t> ids;
+      for (InflightRequest* r : active_) {
+        if (r->timeline().phase == Phase::kCooldown) ids.push_back(r->transfer_id());
+      }
+      for (uint64_t id : ids) transport_->cancel(id);  // each finishes at once: pump_again_
+    }
+  } while (pump_again_);
+  pumping_ = false;
+  if (!driver_) return;
+  const int64_t wake = driver_->wake_at();
+  if (wake != wake_timer_at_) {
+    if (wake_timer_at_ >= 0) loop_.cancel_timer(wake_timer_);
+    wake_timer_at_ = wake;
+    if (wake >= 0) {
+      wake_timer_ = loop_.add_timer_at(wake, [this] {
+        wake_timer_at_ = -1;
+        pump();
+      });
+    }
+  }
+  if (driver_->level_done()) finish_level();
 }
 
-void BenchRunner::plan_open_loop(LevelRunInfo& info) {
-  OpenLoopSchedule plan = plan_open_loop_schedule(config_.load, level_);
-  info.target_rate_rps = plan.target_rate_rps;
-  info.schedule_fingerprint = plan.fingerprint;
-  info.scheduled_arrivals = static_cast<int64_t>(plan.arrivals.size());
-  schedule_.clear();
-  client_queue_.clear();
-  next_arrival_ = 0;
-  int64_t t0 = level_start_ns_ + kOpenLoopLeadNs;
-  for (const PlannedArrival& a : plan.arrivals) {
-    schedule_.push_back(Arrival{t0 + a.offset_ns, a.phase, a.index});
-  }
-  if (schedule_.empty()) sending_done_ = true;
-}
-
-void BenchRunner::on_arrival_timer() {
-  arrival_timer_armed_ = false;
-  if (sending_done_) return;
-  int64_t now = mono_ns();
-  while (next_arrival_ < schedule_.size() && schedule_[next_arrival_].intended_ns <= now) {
-    dispatch(schedule_[next_arrival_++], now);
-  }
-  if (next_arrival_ < schedule_.size()) {
-    arrival_timer_ = loop_.add_timer_at(schedule_[next_arrival_].intended_ns,
-                                        [this] { on_arrival_timer(); });
-    arrival_timer_armed_ = true;
+void BenchRunner::send(const SendOrder& order) {
+  InflightRequest* r;
+  if (idle_.empty()) {
+    pool_.push_back(std::make_unique<InflightRequest>(
+        classifier_.get(), [this](InflightRequest* done) { on_request_done(done); }));
+    r = pool_.back().get();
   } else {
-    sending_done_ = true;
-    if (level_done()) finish_level();
-  }
-}
-
-void BenchRunner::dispatch(const Arrival& a, int64_t now) {
-  if (a.phase == Phase::kMeasure) infos_.back().send_lag_ns.push_back(now - a.intended_ns);
-  if (static_cast<size_t>(in_flight_) >= slot_limit(now)) {
-    client_queue_.push_back(a);
-    return;
-  }
-  RequestTimeline tl;
-  tl.phase = a.phase;
-  tl.intended_ns = a.intended_ns;
-  send(nullptr, std::move(tl), a.index);
-}
-
-PhaseLimit BenchRunner::closed_loop_limit(int64_t now) const {
-  if (phase_ == Phase::kWarmup) {
-    // Default: one warm-up request per slot.
-    return config_.load.default_warmup
-               ? PhaseLimit{0, static_cast<int64_t>(slot_limit(level_start_ns_))}
-               : config_.load.plan.warmup;
-  }
-  if (phase_ == Phase::kMeasure) return config_.load.plan.measure;
-  // Cool-down only keeps the load up while measured requests finish.
-  return measured_in_flight_ > 0 ? config_.load.plan.cooldown : PhaseLimit{};
-}
-
-std::optional<Phase> BenchRunner::next_closed_loop_phase(int64_t now) {
-  for (;;) {
-    PhaseLimit limit = closed_loop_limit(now);
-    bool exhausted = limit.none() || (limit.requests > 0 && phase_started_ >= limit.requests) ||
-                     (limit.duration_ns > 0 && now - phase_start_ns_ >= limit.duration_ns);
-    if (!exhausted) return phase_;
-    if (phase_ == Phase::kCooldown) {
-      sending_done_ = true;
-      return std::nullopt;
-    }
-    // A count-based warm-up is a barrier: measurement starts when it has drained.
-    if (phase_ == Phase::kWarmup && limit.requests > 0 && in_flight_ > 0) return std::nullopt;
-    phase_ = phase_ == Phase::kWarmup ? Phase::kMeasure : Phase::kCooldown;
-    phase_started_ = 0;
-    phase_start_ns_ = now;
-  }
-}
-
-void BenchRunner::fill_closed_loop() {
-  while (!sending_done_ && !interrupting_) {
-    int64_t now = mono_ns();
-    if (static_cast<size_t>(in_flight_) >= slot_limit(now)) break;
-    std::optional<Phase> p = next_closed_loop_phase(now);
-    if (!p) break;
-    RequestTimeline tl;
-    tl.phase = *p;
-    tl.intended_ns = now;  // closed loop: the slot came free now
-    phase_started_++;
-    send(nullptr, std::move(tl), -1);
-  }
-  if (sending_done_) cancel_cooldown_if_measured_done();
-  if (level_done()) finish_level();
-}
-
-void BenchRunner::cancel_cooldown_if_measured_done() {
-  if (measured_in_flight_ > 0) return;
-  std::vector<uint64_t> ids;
-  for (InflightRequest* r : active_) {
-    if (r->timeline().phase == Phase::kCooldown) ids.push_back(r->transfer_id());
-  }
-  for (uint64_t id : ids) transport_->cancel(id);
-}
-
-void BenchRunner::send(InflightRequest* r, RequestTimeline tl, int64_t trace_index) {
-  if (r == nullptr) {
-    if (idle_.empty()) {
-      pool_.push_back(std::make_unique<InflightRequest>(
-          classifier_.get(), [this](InflightRequest* done) { on_request_done(done); }));
-      idle_.push_back(pool_.back().get());
-    }
     r = idle_.back();
     idle_.pop_back();
   }
   active_.insert(r);
+  RequestTimeline tl;
+  tl.phase = order.phase;
+  tl.intended_ns = order.intended_ns;
   tl.seq = seq_++;
   tl.request_id = fmt::format("{}-{}", config_.run_id, tl.seq);
   tl.level = static_cast<int>(level_);
@@ -272,8 +177,8 @@ void BenchRunner::send(InflightRequest* r, RequestTimeline tl, int64_t trace_ind
   if (config_.prompt.unique_prefix) {
     prefix = unique_prefix(std::hash<std::string>{}(config_.run_id), tl.seq);
   }
-  if (trace_index >= 0 && !config_.load.trace.empty()) {
-    const TraceEntry& e = config_.load.trace[static_cast<size_t>(trace_index)];
+  if (order.index >= 0 && !config_.load.trace.empty()) {
+    const TraceEntry& e = config_.load.trace[static_cast<size_t>(order.index)];
     int64_t max_tokens = e.output_tokens > 0 ? e.output_tokens : config_.prompt.output_tokens;
     req.body = builder_.body_for(prefix, e.prompt, max_tokens);
     tl.prompt_tokens_sent = e.input_tokens;
@@ -281,27 +186,14 @@ void BenchRunner::send(InflightRequest* r, RequestTimeline tl, int64_t trace_ind
     req.body = builder_.body(prefix);
   }
   req.timeout_ns = config_.load.timeout_ns;
-  in_flight_++;
-  if (tl.phase == Phase::kMeasure) {
-    measured_in_flight_++;
-    LevelRunInfo& info = infos_.back();
-    info.measured_sent++;
-    int64_t now = mono_ns();
-    if (info.first_measured_send_ns == 0) info.first_measured_send_ns = now;
-    info.last_measured_send_ns = now;
-  }
-  self_.peak_in_flight = std::max(self_.peak_in_flight, in_flight_);
+  self_.peak_in_flight = std::max(self_.peak_in_flight, static_cast<int64_t>(active_.size()));
   r->start(std::move(tl), req, *transport_);
 }
 
-bool BenchRunner::level_done() const { return sending_done_ && in_flight_ == 0; }
-
 void BenchRunner::on_request_done(InflightRequest* r) {
-  in_flight_--;
   self_.stream_events += r->stream_events();
   RequestTimeline& tl = r->timeline();
   if (tl.phase == Phase::kMeasure) {
-    measured_in_flight_--;
     done_++;
     if (!tl.ok()) errors_++;
     if (!tl.token_events.empty()) {
@@ -312,84 +204,27 @@ void BenchRunner::on_request_done(InflightRequest* r) {
         recent_ttft_ms_[recent_next_++ % kRecentTtfts] = ttft;
       }
     }
-    output_tokens_ += tl.usage_completion_tokens >= 0 ? tl.usage_completion_tokens
-                                                       : static_cast<int64_t>(tl.token_events.size());
-  }
-  if (tl.ok()) {
-    second_completed_++;
-  } else if (tl.error.kind != ErrorKind::kCancelled) {
-    second_errors_++;
+    output_tokens_ += tl.usage_completion_tokens >= 0
+                          ? tl.usage_completion_tokens
+                          : static_cast<int64_t>(tl.token_events.size());
   }
   on_record_(tl);
   active_.erase(r);
   idle_.push_back(r);
-  if (interrupting_) {
-    if (in_flight_ == 0) finish_level();
-    return;
-  }
-  if (open_loop_) {
-    int64_t now = mono_ns();
-    while (!client_queue_.empty() && static_cast<size_t>(in_flight_) < slot_limit(now)) {
-      Arrival a = client_queue_.front();
-      client_queue_.pop_front();
-      RequestTimeline next;
-      next.phase = a.phase;
-      next.intended_ns = a.intended_ns;
-      send(nullptr, std::move(next), a.index);
-    }
-    // Once every measured request has finished, cool-down arrivals have done their job.
-    bool measured_left = false;
-    for (size_t i = next_arrival_; i < schedule_.size() && !measured_left; ++i) {
-      measured_left = schedule_[i].phase == Phase::kMeasure;
-    }
-    for (const Arrival& a : client_queue_) measured_left |= a.phase == Phase::kMeasure;
-    if (measured_in_flight_ == 0 && !measured_left && !sending_done_) {
-      sending_done_ = true;
-      if (arrival_timer_armed_) loop_.cancel_timer(arrival_timer_);
-      arrival_timer_armed_ = false;
-      client_queue_.clear();
-      cancel_cooldown_if_measured_done();
-    }
-    if (sending_done_ && client_queue_.empty() && level_done()) finish_level();
-    return;
-  }
-  fill_closed_loop();
+  if (driver_) driver_->on_finished(mono_ns(), tl.phase, tl.error.kind);
+  pump();
 }
 
 void BenchRunner::finish_level() {
-  if (infos_.empty() || finished_) return;
-  LevelRunInfo& info = infos_.back();
-  if (info.end_ns != 0) return;  // already finished
-  info.end_ns = mono_ns();
-  if (info.open_loop) {
-    // Achieved rate: measured sends over the span of their intended starts, so that a schedule of
-    // N arrivals over T seconds reads N/T when kept.
-    int64_t first = INT64_MAX, last = INT64_MIN, n = 0;
-    for (const auto& a : schedule_) {
-      if (a.phase != Phase::kMeasure) continue;
-      first = std::min(first, a.intended_ns);
-      last = std::max(last, a.intended_ns);
-      n++;
-    }
-    // The schedule is a random sample of the target rate; the client's pacing is judged by how
-    // closely the actual sends reproduce the schedule's own rate (n-1 gaps over each span).
-    if (n > 1 && last > first) {
-      info.measured_span_s = (last - first) / 1e9;
-      info.scheduled_rate_rps = (n - 1) / info.measured_span_s;
-    }
-    if (info.measured_sent > 1 && info.last_measured_send_ns > info.first_measured_send_ns) {
-      info.achieved_rate_rps = (info.measured_sent - 1) /
-                               ((info.last_measured_send_ns - info.first_measured_send_ns) / 1e9);
-    }
-    std::vector<double> lag_ms;
-    for (int64_t ns : info.send_lag_ns) lag_ms.push_back(ns_to_ms(ns));
-    if (!lag_ms.empty() && percentile(lag_ms, 99) > config_.load.max_send_lag_p99_ms) {
-      info.send_lag_exceeded = true;
-    }
-  }
+  if (finished_ || !driver_) return;
+  LevelDriver driver = std::move(*driver_);
+  driver_.reset();
+  if (wake_timer_at_ >= 0) loop_.cancel_timer(wake_timer_);
+  wake_timer_at_ = -1;
+  infos_.back() = driver.info();
   tick_progress();
-  bool saturated = info.stopped_early.has_value() && !interrupting_;
-  if (!interrupting_ && !saturated && level_ + 1 < config_.load.plan.levels.size()) {
+  if (on_level_end_) on_level_end_(infos_.back());
+  if (!interrupting_ && !driver.ends_sweep() && level_ + 1 < config_.load.plan.levels.size()) {
     start_level(level_ + 1);
   } else {
     finished_ = true;
@@ -397,31 +232,12 @@ void BenchRunner::finish_level() {
 }
 
 void BenchRunner::tick_second() {
-  int64_t now = mono_ns();
   RunnerSample s;
-  s.t_ns = now;
+  s.t_ns = mono_ns();
   s.loop_lag_ms = ns_to_ms(second_max_lag_ns_);
-  s.client_queue = static_cast<int64_t>(client_queue_.size());
+  s.client_queue = driver_ ? driver_->queued() : 0;
   samples_.push_back(s);
   second_max_lag_ns_ = 0;
-  if (!finished_ && saturation_ && config_.load.stop_on_saturation && !interrupting_) {
-    LoadSample ls;
-    ls.in_flight = in_flight_;
-    ls.client_queue = static_cast<int64_t>(client_queue_.size());
-    ls.completed = second_completed_;
-    ls.errors = second_errors_;
-    saturation_->add(ls);
-    if (saturation_->stop_reason() && !infos_.empty() && !infos_.back().stopped_early) {
-      infos_.back().stopped_early = *saturation_->stop_reason();
-      // Stop sending; let what is in flight finish (bounded by --timeout).
-      sending_done_ = true;
-      if (arrival_timer_armed_) loop_.cancel_timer(arrival_timer_);
-      arrival_timer_armed_ = false;
-      client_queue_.clear();
-      if (level_done()) finish_level();
-    }
-  }
-  second_completed_ = second_errors_ = 0;
 }
 
 void BenchRunner::tick_progress() {
@@ -432,14 +248,10 @@ void BenchRunner::tick_progress() {
   p.done = done_;
   p.total = config_.load.plan.measure.requests;
   p.errors = errors_;
-  p.in_flight = in_flight_;
-  p.queued = static_cast<int64_t>(client_queue_.size());
+  p.in_flight = static_cast<int64_t>(active_.size());
+  p.queued = driver_ ? driver_->queued() : 0;
   p.elapsed_s = (mono_ns() - level_start_ns_) / 1e9;
-  if (!recent_ttft_ms_.empty()) {
-    std::vector<double> v = recent_ttft_ms_;
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    p.ttft_p50_ms = v[v.size() / 2];
-  }
+  if (!recent_ttft_ms_.empty()) p.ttft_p50_ms = percentile(recent_ttft_ms_, 50);
   p.output_tok_s = p.elapsed_s > 0 ? output_tokens_ / p.elapsed_s : 0;
   progress_(p);
 }
@@ -447,7 +259,7 @@ void BenchRunner::tick_progress() {
 namespace {
 
 BenchRunner* g_signal_runner = nullptr;  // NOLINT: the one place a signal handler can reach
-std::atomic<int> g_signal_count{0};  // lock-free: safe in a signal handler
+std::atomic<int> g_signal_count{0};      // lock-free: safe in a signal handler
 
 void on_stop_signal(int) {
   if (g_signal_count.fetch_add(1) >= 1) _exit(130);

@@ -1,12 +1,17 @@
 // Runs the load of `tokperf bench` against a live endpoint, level after level:
-//  - closed loop (a concurrency level): C requests in flight, a new one sent the moment one finishes;
+//  - closed loop (a concurrency level): C requests in flight, a new one sent the moment one
+//  finishes;
 //    a linear ramp moves C over time;
-//  - open loop (a rate level): arrivals at precomputed absolute times on the monotonic clock (timerfd,
-//    sub-millisecond), never paced by relative sleeps; with --max-concurrency, arrivals that find no
-//    free slot wait in a client queue (their queue time is kept); trace replay is an open-loop level
-//    whose arrivals and lengths come from the trace.
+//  - open loop (a rate level): arrivals at precomputed absolute times on the monotonic clock
+//  (timerfd,
+//    sub-millisecond), never paced by relative sleeps; with --max-concurrency, arrivals that find
+//    no free slot wait in a client queue (their queue time is kept); trace replay is an open-loop
+//    level whose arrivals and lengths come from the trace.
 // Each level runs warm-up, measure and cool-down phases (by count or by time; only measure counts).
 // A count-based warm-up is a barrier: measurement starts on a warm server with every slot free.
+// These rules, the client queue, ramps and early stop live in the clock-free LevelDriver
+// (load/level_driver.h), which the simulator's virtual-time runner drives too; this class owns the
+// clock, the timers and the sockets.
 // Every finished request goes to the sink at once, so nothing is lost on a crash or Ctrl-C.
 // One event-loop thread carries every stream. Definitions: docs/LOAD.md, docs/metrics.md.
 //
@@ -16,7 +21,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -26,6 +30,8 @@
 
 #include "client/request_builder.h"
 #include "load/bench_config.h"
+#include "load/level_driver.h"
+#include "load/level_run_info.h"
 #include "metrics/request_record.h"
 #include "metrics/timeseries.h"
 #include "net/event_loop.h"
@@ -48,34 +54,15 @@ struct ClientSelfMeasure {
   uint64_t body_bytes = 0;
 };
 
-// How one level went, as the runner saw it (the request statistics come from the records).
-struct LevelRunInfo {
-  int level = 0;
-  LevelSpec spec;
-  bool open_loop = false;
-  int64_t start_ns = 0, end_ns = 0;          // the level, all phases
-  int64_t measured_sent = 0;                 // measured requests sent
-  double measured_span_s = 0;                // first to last measured intended start
-  double target_rate_rps = 0;                // open loop
-  double scheduled_rate_rps = 0;             // measured arrivals / their intended span (the sample)
-  double achieved_rate_rps = 0;              // measured sends / their actual span (open loop)
-  int64_t first_measured_send_ns = 0, last_measured_send_ns = 0;
-  std::vector<int64_t> send_lag_ns;          // measured, open loop: dispatch - intended start
-  std::string schedule_fingerprint;          // open loop: hex of the arrival offsets
-  int64_t scheduled_arrivals = 0;
-  std::optional<std::string> stopped_early;  // why the level stopped before its plan
-  bool send_lag_exceeded = false;            // send-lag P99 above the configured bound
-};
-
 struct LevelProgress {
   int level = 0;
   std::string label;
-  int64_t done = 0;       // measured requests finished
-  int64_t total = 0;      // measured requests planned (0: time-bound)
+  int64_t done = 0;   // measured requests finished
+  int64_t total = 0;  // measured requests planned (0: time-bound)
   int64_t errors = 0;
   int64_t in_flight = 0;
   int64_t queued = 0;
-  double ttft_p50_ms = 0; // over the last finished requests
+  double ttft_p50_ms = 0;  // over the last finished requests
   double output_tok_s = 0;
   double elapsed_s = 0;
 };
@@ -90,7 +77,16 @@ class BenchRunner {
   BenchRunner(const BenchConfig& config, RequestBuilder builder, RecordSink on_record);
   ~BenchRunner();
 
+  using LevelSink = std::function<void(const LevelRunInfo&)>;
+
   void set_progress_sink(ProgressSink sink) { progress_ = std::move(sink); }
+  // Called on the loop thread when a level starts (before its first request) and when it has
+  // ended (every request of it finished; the info is final). Hooks for per-level side work such
+  // as scraping server metrics; they must not block.
+  void set_level_sinks(LevelSink on_start, LevelSink on_end) {
+    on_level_start_ = std::move(on_start);
+    on_level_end_ = std::move(on_end);
+  }
 
   // Runs every level. Returns false when interrupted.
   bool run();
@@ -105,32 +101,23 @@ class BenchRunner {
   int64_t run_end_ns() const { return run_end_ns_; }
 
  private:
-  struct Arrival {
-    int64_t intended_ns;
-    Phase phase;
-    int64_t index;  // into the trace / arrival list
-  };
   void start_level(size_t index);
-  void plan_open_loop(LevelRunInfo& info);
-  void on_arrival_timer();
-  void dispatch(const Arrival& a, int64_t now);
-  void fill_closed_loop();
-  PhaseLimit closed_loop_limit(int64_t now) const;
-  std::optional<Phase> next_closed_loop_phase(int64_t now);
-  void cancel_cooldown_if_measured_done();
-  bool level_done() const;
+  // Starts what the driver orders now, cancels finished-with cool-down, arms the driver's wake-up
+  // timer and moves to the next level when this one is done. Re-entrant calls (a cancel finishes
+  // a request at once) are folded into the running one.
+  void pump();
   void on_request_done(InflightRequest* r);
   void finish_level();
   void tick_second();
   void tick_progress();
   void begin_interrupt();
-  void send(InflightRequest* r, RequestTimeline tl, int64_t trace_index);
-  size_t slot_limit(int64_t now) const;
+  void send(const SendOrder& order);
 
   BenchConfig config_;
   RequestBuilder builder_;
   RecordSink on_record_;
   ProgressSink progress_;
+  LevelSink on_level_start_, on_level_end_;
   EventLoop loop_;
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<ChunkClassifier> classifier_;
@@ -138,26 +125,14 @@ class BenchRunner {
   std::vector<InflightRequest*> idle_;
   std::unordered_set<InflightRequest*> active_;
 
-  // The level being run.
+  // The level being run: its rules live in the driver; the runner owns the clock and sockets.
   size_t level_ = 0;
-  bool open_loop_ = false;
   int64_t level_start_ns_ = 0;
-  int64_t in_flight_ = 0;
-  int64_t measured_in_flight_ = 0;
+  std::optional<LevelDriver> driver_;
+  uint64_t wake_timer_ = 0;
+  int64_t wake_timer_at_ = -1;  // -1: not armed
+  bool pumping_ = false, pump_again_ = false;
   uint64_t seq_ = 0;
-  // Closed loop: phase machine.
-  Phase phase_ = Phase::kWarmup;
-  int64_t phase_started_ = 0;
-  int64_t phase_start_ns_ = 0;
-  bool sending_done_ = false;  // no more requests will be started in this level
-  // Open loop: the schedule and the client queue (arrivals waiting for a slot under a cap).
-  std::vector<Arrival> schedule_;
-  size_t next_arrival_ = 0;
-  uint64_t arrival_timer_ = 0;
-  bool arrival_timer_armed_ = false;
-  std::deque<Arrival> client_queue_;
-  std::unique_ptr<SaturationDetector> saturation_;
-  int64_t second_completed_ = 0, second_errors_ = 0;
   int64_t second_max_lag_ns_ = 0;
 
   bool interrupting_ = false;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/units.h"
+#include "metrics/stats.h"
 
 namespace tokperf {
 namespace {
@@ -130,16 +131,6 @@ Result<SloSpec> parse_slo(std::string_view text) {
   return spec;
 }
 
-double slo_percentile(std::vector<double> values, double p) {
-  std::erase_if(values, [](double v) { return std::isnan(v); });
-  if (values.empty()) return kNaN;
-  std::sort(values.begin(), values.end());
-  double h = (static_cast<double>(values.size()) - 1) * p / 100.0;
-  auto lo = static_cast<size_t>(std::floor(h));
-  if (lo + 1 >= values.size()) return values.back();
-  return values[lo] + (h - static_cast<double>(lo)) * (values[lo + 1] - values[lo]);
-}
-
 double request_value_ms(const RequestMetrics& m, const SloObjective& o) {
   switch (o.metric) {
     case SloMetric::kTtft:
@@ -155,7 +146,7 @@ double request_value_ms(const RequestMetrics& m, const SloObjective& o) {
     case SloMetric::kE2eFromIntended:
       return m.e2e_from_intended_ms;
     case SloMetric::kItl:
-      return o.mean ? mean_of(m.itl_ms) : slo_percentile(m.itl_ms, o.percentile);
+      return o.mean ? mean_of(m.itl_ms) : percentile(m.itl_ms, o.percentile);
   }
   return kNaN;
 }
@@ -198,7 +189,7 @@ SloReport evaluate_slo(const SloSpec& spec, std::span<const RequestMetrics> requ
     ObjectiveResult res;
     res.objective = &o;
     res.samples = values.size();
-    res.measured_ms = o.mean ? mean_of(values) : slo_percentile(std::move(values), o.percentile);
+    res.measured_ms = o.mean ? mean_of(values) : percentile(std::move(values), o.percentile);
     res.pass = res.samples > 0 && o.met_by(res.measured_ms);
     r.all_pass = r.all_pass && res.pass;
     r.objectives.push_back(res);

@@ -47,10 +47,6 @@ struct SloSpec {
 // DURATION as parse_duration_ns accepts. Spaces around items are ignored.
 Result<SloSpec> parse_slo(std::string_view text);
 
-// The percentile p (0..100) of values by linear interpolation between closest ranks (numpy's
-// default), ignoring NaN. NaN when no value is left. Same definition as the metrics core's.
-double slo_percentile(std::vector<double> values, double p);
-
 // The value a single request contributes for an objective: its own metric; for ITL, the request's
 // own gaps at the objective's percentile (or their mean). NaN when undefined.
 double request_value_ms(const RequestMetrics& m, const SloObjective& o);

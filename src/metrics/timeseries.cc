@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "metrics/slo.h"
+#include "metrics/stats.h"
 
 namespace tokperf {
 namespace {
@@ -70,12 +70,12 @@ std::vector<TimeseriesRow> build_timeseries(std::span<const RequestTimeline> req
     row.client_queue = s.client_queue;
   }
   for (size_t i = 0; i < rows.size(); ++i) {
-    rows[i].ttft_p50_ms = slo_percentile(ttft[i], 50);
-    rows[i].ttft_p95_ms = slo_percentile(ttft[i], 95);
-    rows[i].itl_p50_ms = slo_percentile(itl[i], 50);
-    rows[i].itl_p95_ms = slo_percentile(itl[i], 95);
-    rows[i].send_lag_p50_ms = slo_percentile(lag[i], 50);
-    rows[i].send_lag_p95_ms = slo_percentile(lag[i], 95);
+    rows[i].ttft_p50_ms = percentile(ttft[i], 50);
+    rows[i].ttft_p95_ms = percentile(ttft[i], 95);
+    rows[i].itl_p50_ms = percentile(itl[i], 50);
+    rows[i].itl_p95_ms = percentile(itl[i], 95);
+    rows[i].send_lag_p50_ms = percentile(lag[i], 50);
+    rows[i].send_lag_p95_ms = percentile(lag[i], 95);
   }
   return rows;
 }
@@ -105,21 +105,28 @@ Status write_timeseries_csv(const std::string& path, std::span<const TimeseriesR
 
 DriftReport detect_drift(std::span<const RequestTimeline> requests, int level, int64_t start_ns,
                          int64_t end_ns, const DriftOptions& o) {
-  DriftReport d;
-  const int64_t third = (end_ns - start_ns) / 3;
-  std::vector<double> ttft[2], itl[2];  // [0]: first third, [1]: last third
+  std::vector<DriftPoint> points;
   for (const RequestTimeline& r : requests) {
     if (r.level != level || r.phase != Phase::kMeasure || !r.ok() || r.token_events.empty())
       continue;
+    const RequestMetrics m = compute_request_metrics(r);
+    points.push_back(DriftPoint{r.send_ns, m.ttft_ms, m.itl_ms});
+  }
+  return detect_drift(points, start_ns, end_ns, o);
+}
+
+DriftReport detect_drift(std::span<const DriftPoint> points, int64_t start_ns, int64_t end_ns,
+                         const DriftOptions& o) {
+  DriftReport d;
+  const int64_t third = (end_ns - start_ns) / 3;
+  std::vector<double> ttft[2], itl[2];  // [0]: first third, [1]: last third
+  for (const DriftPoint& r : points) {
     int part = r.send_ns >= start_ns && r.send_ns < start_ns + third ? 0
                : r.send_ns >= end_ns - third && r.send_ns < end_ns   ? 1
                                                                      : -1;
     if (part < 0) continue;
-    ttft[part].push_back(static_cast<double>(r.token_events[0].t_ns - r.send_ns) / 1e6);
-    for (size_t k = 1; k < r.token_events.size(); ++k) {
-      itl[part].push_back(static_cast<double>(r.token_events[k].t_ns - r.token_events[k - 1].t_ns) /
-                          1e6);
-    }
+    ttft[part].push_back(r.ttft_ms);
+    itl[part].insert(itl[part].end(), r.itl_ms.begin(), r.itl_ms.end());
   }
   if (ttft[0].size() < o.min_samples || ttft[1].size() < o.min_samples) {
     d.explanation = fmt::format(
@@ -129,10 +136,10 @@ DriftReport detect_drift(std::span<const RequestTimeline> requests, int level, i
     return d;
   }
   d.judged = true;
-  d.ttft_p95_first_ms = slo_percentile(ttft[0], 95);
-  d.ttft_p95_last_ms = slo_percentile(ttft[1], 95);
-  d.itl_p95_first_ms = slo_percentile(itl[0], 95);
-  d.itl_p95_last_ms = slo_percentile(itl[1], 95);
+  d.ttft_p95_first_ms = percentile(ttft[0], 95);
+  d.ttft_p95_last_ms = percentile(ttft[1], 95);
+  d.itl_p95_first_ms = percentile(itl[0], 95);
+  d.itl_p95_last_ms = percentile(itl[1], 95);
   auto worse = [&](double first, double last) {
     return !std::isnan(first) && !std::isnan(last) && last >= o.factor * first &&
            last - first >= o.min_delta_ms;

@@ -59,8 +59,18 @@ struct DriftReport {
   std::string explanation;
 };
 
-// Compares the first and last thirds (by send time) of one level's measured, OK requests in
-// [start_ns, end_ns): TTFT P95 over requests and ITL P95 over their gaps.
+// What drift detection needs of one measured, OK request that produced a token.
+struct DriftPoint {
+  int64_t send_ns = 0;
+  double ttft_ms = 0;
+  std::vector<double> itl_ms;
+};
+
+// Compares the first and last thirds (by send time) of one level's requests in [start_ns, end_ns):
+// TTFT P95 over requests and ITL P95 over their gaps.
+DriftReport detect_drift(std::span<const DriftPoint> points, int64_t start_ns, int64_t end_ns,
+                         const DriftOptions& options = {});
+// The same over a run's records: those of `level` that were measured, OK and produced a token.
 DriftReport detect_drift(std::span<const RequestTimeline> requests, int level, int64_t start_ns,
                          int64_t end_ns, const DriftOptions& options = {});
 

@@ -6,7 +6,6 @@
 #include <ctime>
 
 #include "core/units.h"
-#include "metrics/slo.h"
 #include "report/html_page.h"
 #include "report/json_output.h"
 #include "report/text_file.h"
@@ -28,7 +27,7 @@ size_t headline_level(const SavedRun& run) {
   return run.levels.empty() ? 0 : run.levels.size() - 1;
 }
 
-std::string cards_html(const SavedRun& run, const ReportOptions& o) {
+std::string cards_html(const SavedRun& run) {
   if (run.levels.empty()) return "<p>No load level was measured.</p>";
   const LevelSummary& s = run.levels[headline_level(run)];
   int64_t sent = 0, failed = 0;
@@ -40,33 +39,20 @@ std::string cards_html(const SavedRun& run, const ReportOptions& o) {
   out += card("ITL P99" + where, format_ms(s.itl.p99), "P50 " + format_ms(s.itl.p50));
   out += card("Throughput" + where, format_rate(s.output_token_throughput_tps) + " tok/s",
               format_rate(s.request_throughput_rps) + " req/s");
-  // Goodput: requests of the headline level meeting every per-request SLO threshold.
-  std::string slo_text = o.slo_text;
-  if (slo_text.empty() && run.config.contains("slo") && run.config["slo"].is_string())
+  // Goodput: requests of the headline level meeting every per-request SLO threshold, as
+  // summary.json recorded it (computed once, when the run was measured).
+  const nlohmann::json* slo = level_slo_json(run, headline_level(run));
+  std::string slo_text;
+  if (run.config.contains("slo") && run.config["slo"].is_string())
     slo_text = run.config["slo"].get<std::string>();
-  if (auto spec = parse_slo(slo_text); !slo_text.empty() && spec && s.window_s > 0) {
-    std::vector<RequestMetrics> ms;
-    std::vector<uint8_t> ok;
-    for (const RequestSample& r : run.requests) {
-      if (!r.measured || (s.params.level >= 0 && r.level != s.params.level)) continue;
-      RequestMetrics m{};
-      m.queue_ms = r.queue_ms;
-      m.ttft_ms = r.ttft_ms;
-      m.ttfo_ms = r.ttfo_ms;
-      m.tpot_ms = r.tpot_ms;
-      m.e2e_ms = r.e2e_ms;
-      m.ttft_from_intended_ms = r.ttft_ms + r.queue_ms;
-      m.e2e_from_intended_ms = r.e2e_ms + r.queue_ms;
-      m.itl_ms = r.itl_ms;
-      ms.push_back(std::move(m));
-      ok.push_back(r.ok);
-    }
-    SloReport rep = evaluate_slo(*spec, ms, ok, s.window_s);
-    out += card("Goodput" + where, fmt::format("{} req/s", format_rate(rep.goodput_rps)),
-                fmt::format("{:.1f}% within {}", rep.attainment_pct, slo_text),
-                rep.attainment_pct < 90);
+  if (slo != nullptr) {
+    const double goodput = slo->value("goodput_rps", RequestSample::kNaN);
+    const double attainment = slo->value("attainment_pct", RequestSample::kNaN);
+    out += card("Goodput" + where, fmt::format("{} req/s", format_rate(goodput)),
+                fmt::format("{:.1f}% within {}", attainment, slo_text), attainment < 90);
   } else {
-    out += card("Goodput", "-", slo_text.empty() ? "no SLO given (--slo)" : "SLO not parsable");
+    out += card("Goodput", "-",
+                slo_text.empty() ? "no SLO given (--slo)" : "no SLO figures in summary.json");
   }
   out += card("Errors", fmt::format("{}", failed),
               fmt::format("of {} requests ({:.1f}%)", sent, sent ? 100.0 * failed / sent : 0.0),
@@ -226,7 +212,7 @@ std::string render_report_html(const SavedRun& run, const ReportOptions& o) {
       "records &middot; tokperf {}</p>\n",
       esc(run.summary.value("command", "run")), started, esc(run.summary.value("exit_reason", "")),
       run.levels.size(), run.requests.size(), esc(run.summary.value("tokperf_version", "")));
-  html += cards_html(run, o);
+  html += cards_html(run);
   html += "\n<h2>Diagnosis</h2>\n" + diagnosis_html(findings);
   html += "\n<h2>Per level</h2>\n" + level_table_html(run);
   html += "\n<h2>Roofline efficiency</h2>\n" + roofline_html(run, o);

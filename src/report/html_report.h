@@ -21,8 +21,7 @@
 namespace tokperf {
 
 struct ReportOptions {
-  std::string title;     // "" : "tokperf report" plus the run's folder
-  std::string slo_text;  // "" : the run's own SLO (config "slo"), if any; same syntax as --slo
+  std::string title;  // "" : "tokperf report" plus the run's folder
   PerceivedOptions perceived;
   DiagnosisThresholds thresholds;
   size_t max_timeline_rows = 400;  // requests drawn in the timeline (evenly sampled beyond that)
@@ -32,7 +31,7 @@ struct ReportOptions {
   std::optional<sim::DeploymentFlags> deployment;
 };
 
-// The page for a loaded run. Throws nothing; an unparsable slo_text is reported inside the page.
+// The page for a loaded run. Throws nothing. Every SLO figure comes from summary.json.
 std::string render_report_html(const SavedRun& run, const ReportOptions& options = {});
 
 // Loads the run in `dir` (summary.json, requests.jsonl, timeseries.csv), renders it and writes
@@ -44,7 +43,8 @@ Status write_report_html(const std::string& dir, const ReportOptions& options = 
 // resolve.
 Result<std::optional<Roofline>> report_roofline(const SavedRun& run, const ReportOptions& options);
 
-// The data the page's script draws (embedded as JSON): levels, CDFs, time series, timeline, SLO.
+// The data the page's script draws (embedded as JSON): levels, CDFs, time series, timeline, SLO
+// lines (the objectives summary.json recorded).
 nlohmann::json report_chart_data(const SavedRun& run, const ReportOptions& options);
 
 // CDFs of several samples on one shared x grid (uPlot wants aligned data): `points` quantiles of

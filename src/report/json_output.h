@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -41,6 +42,8 @@ struct RunInfo {
   double duration_s = std::numeric_limits<double>::quiet_NaN();
   std::string exit_reason;         // e.g. "completed", "interrupted", "duration"
   std::vector<std::string> notes;  // e.g. "prompt lengths approximated (no tokenize endpoint)"
+  // The files written beside summary.json, {"requests": "requests.jsonl", ...}; empty: none.
+  std::vector<std::pair<std::string, std::string>> files;
 };
 
 // The whole summary.json document. `config_redacted` must already have its secrets removed: this

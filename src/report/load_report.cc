@@ -6,43 +6,32 @@
 
 #include "core/clock.h"
 #include "core/units.h"
-#include "report/json_output.h"
 
 namespace tokperf {
 
-LevelReport make_level_report(const LevelSummary& summary, const LevelRunInfo& run,
-                              const std::vector<RequestTimeline>& records, const SloSpec& slo) {
-  LevelReport r;
-  r.run = run;
-  std::vector<double> lag;
-  lag.reserve(run.send_lag_ns.size());
-  for (int64_t ns : run.send_lag_ns) lag.push_back(ns_to_ms(ns));
-  r.send_lag_ms = compute_dist_stats(std::move(lag));
-  r.slo_spec = slo;
-  if (!slo.empty()) {
-    std::vector<RequestMetrics> metrics;
-    std::vector<uint8_t> ok;
-    for (const auto& t : records) {
-      if (t.level != run.level || t.phase != Phase::kMeasure) continue;
-      metrics.push_back(compute_request_metrics(t));
-      ok.push_back(t.ok() ? 1 : 0);
-    }
-    r.has_slo = true;
-    r.slo = evaluate_slo(r.slo_spec, metrics, ok, summary.window_s);
+nlohmann::json slo_report_json(const SloReport& r) {
+  nlohmann::json objectives = nlohmann::json::array();
+  for (const auto& o : r.objectives) {
+    objectives.push_back({{"objective", o.objective->text},
+                          {"measured_ms", json_number_or_null(o.measured_ms)},
+                          {"threshold_ms", o.objective->threshold_ms},
+                          {"samples", o.samples},
+                          {"pass", o.pass}});
   }
-  r.drift = detect_drift(records, run.level, run.start_ns, run.end_ns);
-  return r;
+  return {
+      {"requests", r.requests},       {"good", r.good},     {"attainment_pct", r.attainment_pct},
+      {"goodput_rps", r.goodput_rps}, {"pass", r.all_pass}, {"objectives", objectives}};
 }
 
-nlohmann::json level_report_json(const LevelReport& r) {
+nlohmann::json level_result_json(const LevelResult& r) {
   nlohmann::json load = {
       {"mode", r.run.open_loop ? "open_loop" : "closed_loop"},
       {"measured_sent", r.run.measured_sent},
       {"stopped_early", r.run.stopped_early ? nlohmann::json(*r.run.stopped_early) : nullptr},
   };
   if (r.run.spec.is_ramp()) {
-    load["ramp"] = {{"from", r.run.spec.start}, {"to", r.run.spec.end},
-                    {"over_s", r.run.spec.ramp_ns / 1e9}};
+    load["ramp"] = {
+        {"from", r.run.spec.start}, {"to", r.run.spec.end}, {"over_s", r.run.spec.ramp_ns / 1e9}};
   }
   if (r.run.open_loop) {
     load["target_rate_rps"] = json_number_or_null(r.run.target_rate_rps);
@@ -54,19 +43,7 @@ nlohmann::json level_report_json(const LevelReport& r) {
     load["scheduled_arrivals"] = r.run.scheduled_arrivals;
   }
   nlohmann::json j = {{"load", load}};
-  if (r.has_slo) {
-    nlohmann::json objectives = nlohmann::json::array();
-    for (const auto& o : r.slo.objectives) {
-      objectives.push_back({{"objective", o.objective->text},
-                            {"measured_ms", json_number_or_null(o.measured_ms)},
-                            {"threshold_ms", o.objective->threshold_ms},
-                            {"samples", o.samples},
-                            {"pass", o.pass}});
-    }
-    j["slo"] = {{"requests", r.slo.requests},       {"good", r.slo.good},
-                {"attainment_pct", r.slo.attainment_pct}, {"goodput_rps", r.slo.goodput_rps},
-                {"pass", r.slo.all_pass},           {"objectives", objectives}};
-  }
+  if (r.slo) j["slo"] = slo_report_json(*r.slo);
   j["drift"] = {{"judged", r.drift.judged},
                 {"drifted", r.drift.drifted},
                 {"ttft_p95_first_third_ms", json_number_or_null(r.drift.ttft_p95_first_ms)},
@@ -77,60 +54,60 @@ nlohmann::json level_report_json(const LevelReport& r) {
   return j;
 }
 
-std::string render_level_details(const std::vector<LevelSummary>& levels,
-                                 const std::vector<LevelReport>& reports, const SloSpec& slo) {
+std::string render_level_details(const RunResult& result) {
   std::string out;
-  for (size_t i = 0; i < reports.size() && i < levels.size(); ++i) {
-    const LevelReport& r = reports[i];
-    const std::string& label = levels[i].params.label;
+  for (const LevelResult& r : result.levels) {
+    const LevelSummary& s = r.summary;
+    const std::string& label = s.params.label;
     if (r.run.open_loop && r.send_lag_ms.count > 0) {
-      const LevelSummary& s = levels[i];
       out += fmt::format(
           "{}: sent {} req/s against a schedule of {} ({} target); send lag p50 {} p99 {}; "
           "client queue p95 {}, TTFT from intended start p95 {}; schedule {}{}\n",
           label, format_rate(r.run.achieved_rate_rps), format_rate(r.run.scheduled_rate_rps),
           format_rate(r.run.target_rate_rps), format_ms(r.send_lag_ms.p50),
-          format_ms(r.send_lag_ms.p99), format_ms(s.queue.p95),
-          format_ms(s.ttft_from_intended.p95), r.run.schedule_fingerprint,
+          format_ms(r.send_lag_ms.p99), format_ms(s.queue.p95), format_ms(s.ttft_from_intended.p95),
+          r.run.schedule_fingerprint,
           r.run.send_lag_exceeded ? "  [WARNING: send lag above bound: the client fell behind]"
                                   : "");
     }
-    if (r.has_slo) {
+    if (r.slo) {
       std::string verdicts;
-      for (const auto& o : r.slo.objectives) {
+      for (const auto& o : r.slo->objectives) {
         verdicts += fmt::format("  {} {} ({})", o.objective->text, o.pass ? "PASS" : "FAIL",
                                 format_ms(o.measured_ms));
       }
       out += fmt::format("{}: SLO {}; goodput {} req/s, attainment {:.1f}%;{}\n", label,
-                         r.slo.all_pass ? "met" : "MISSED", format_rate(r.slo.goodput_rps),
-                         r.slo.attainment_pct, verdicts);
+                         r.slo->all_pass ? "met" : "MISSED", format_rate(r.slo->goodput_rps),
+                         r.slo->attainment_pct, verdicts);
     }
     if (r.run.stopped_early) {
       out += fmt::format("{}: stopped early: {}\n", label, *r.run.stopped_early);
     }
     if (r.drift.drifted) out += fmt::format("{}: drift: {}\n", label, r.drift.explanation);
   }
-  (void)slo;
   return out;
-}
-
-KneeResult find_sweep_knee(const std::vector<LevelSummary>& levels) {
-  std::vector<SweepPoint> points;
-  bool closed = !levels.empty() && levels.front().params.concurrency > 0;
-  for (const auto& s : levels) {
-    double load = closed ? s.params.concurrency : s.params.target_rate_rps;
-    if (!std::isfinite(load) || load <= 0 || !std::isfinite(s.ttft.p95)) continue;
-    points.push_back({load, s.ttft.p95, s.output_token_throughput_tps});
-  }
-  if (points.size() < 3) return {};
-  KneeOptions o;
-  o.load_name = closed ? "concurrency" : "req/s";
-  return find_knee(points, o);
 }
 
 nlohmann::json knee_json(const KneeResult& k) {
   if (!k.found) return nullptr;
   return {{"load", k.load}, {"level_index", k.index}, {"explanation", k.explanation}};
+}
+
+nlohmann::json run_summary_json(const nlohmann::json& config_redacted, const RunResult& result,
+                                const ClientHealth& health, const RunInfo& run) {
+  std::vector<LevelSummary> summaries;
+  summaries.reserve(result.levels.size());
+  for (const LevelResult& l : result.levels) summaries.push_back(l.summary);
+  nlohmann::json doc = summary_json(config_redacted, summaries, health, run);
+  for (size_t i = 0; i < result.levels.size(); ++i) {
+    doc["levels"][i].update(level_result_json(result.levels[i]));
+  }
+  doc["knee"] = knee_json(result.knee);
+  if (!run.files.empty()) {
+    doc["files"] = nlohmann::json::object();
+    for (const auto& [name, file] : run.files) doc["files"][name] = file;
+  }
+  return doc;
 }
 
 }  // namespace tokperf

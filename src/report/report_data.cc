@@ -3,7 +3,6 @@
 #include <cctype>
 #include <cmath>
 
-#include "metrics/slo.h"
 #include "report/html_report.h"
 
 namespace tokperf {
@@ -174,19 +173,18 @@ json report_chart_data(const SavedRun& run, const ReportOptions& o) {
     }
   }
 
+  // The objectives as summary.json recorded them with the run's SLO outcome.
   d["slo"] = json::array();
-  std::string slo_text = o.slo_text;
-  if (slo_text.empty() && run.config.is_object() && run.config.contains("slo") &&
-      run.config["slo"].is_string())
-    slo_text = run.config["slo"].get<std::string>();
-  if (!slo_text.empty()) {
-    if (auto spec = parse_slo(slo_text)) {
-      for (const SloObjective& ob : spec->objectives) {
-        d["slo"].push_back({{"metric", slo_metric_name(ob.metric)},
-                            {"threshold_ms", ob.threshold_ms},
-                            {"text", ob.text}});
-      }
+  for (size_t i = 0; i < run.levels.size(); ++i) {
+    const json* slo = level_slo_json(run, i);
+    if (slo == nullptr || !slo->contains("objectives")) continue;
+    for (const json& ob : (*slo)["objectives"]) {
+      const std::string text = ob.value("objective", "");
+      d["slo"].push_back({{"metric", text.substr(0, text.find(':'))},
+                          {"threshold_ms", ob.value("threshold_ms", 0.0)},
+                          {"text", text}});
     }
+    break;
   }
   return d;
 }

@@ -257,4 +257,12 @@ Result<SavedRun> load_run(const std::string& dir) {
   return run;
 }
 
+const nlohmann::json* level_slo_json(const SavedRun& run, size_t index) {
+  if (!run.summary.contains("levels") || !run.summary["levels"].is_array()) return nullptr;
+  const nlohmann::json& levels = run.summary["levels"];
+  if (index >= levels.size() || !levels[index].is_object()) return nullptr;
+  auto it = levels[index].find("slo");
+  return it != levels[index].end() && it->is_object() ? &*it : nullptr;
+}
+
 }  // namespace tokperf

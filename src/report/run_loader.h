@@ -39,6 +39,10 @@ LevelSummary level_summary_from_json(const nlohmann::json& j);
 ClientHealth client_health_from_json(const nlohmann::json& j);
 RequestSample request_sample_from_json(const nlohmann::json& j);
 
+// The "slo" object summary.json holds for level `index` (goodput_rps, attainment_pct, pass,
+// objectives), or null when the run had no SLO.
+const nlohmann::json* level_slo_json(const SavedRun& run, size_t index);
+
 // Parses timeseries.csv text by its header names; unknown columns are ignored.
 Result<std::vector<TimeseriesRow>> parse_timeseries_csv(const std::string& text);
 

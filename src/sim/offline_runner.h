@@ -1,19 +1,20 @@
-// Runs a workload against the Engine in virtual time, with the load semantics of `bench`, and
-// records one RequestTimeline per request (virtual ns) so bench's aggregation and output apply.
+// Runs a workload against the Engine in virtual time, with the load semantics of `bench` (the one
+// LevelDriver, load/level_driver.h), and records one RequestTimeline per request (virtual ns) so
+// bench's aggregation and output apply.
 //
-// Closed loop: `concurrency` users each send the next request the moment their previous one ends.
-// Open loop: requests arrive at the given times whatever the engine's state. Arrivals are taken
-// between engine steps, as a real engine picks up new requests between iterations.
+// Closed loop: `concurrency` users each send the next request the moment their previous one ends;
+// warm-up requests come first and are a barrier (bench's count-based warm-up). Open loop: requests
+// arrive at the given times whatever the engine's state.
 #pragma once
 
 #include <cstdint>
-#include <vector>
-
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
-#include "load/load_plan.h"
+#include "load/level_driver.h"
+#include "load/level_run_info.h"
 #include "metrics/request_record.h"
 #include "sim/engine.h"
 
@@ -34,49 +35,43 @@ struct OfflineRun {
   EngineStats engine;                      // at the end
   int64_t end_ns = 0;                      // virtual time when the last request ended
   int64_t total_output_tokens = 0;
+  std::optional<std::string> stopped_early;  // e.g. the engine refused a request it can never hold
 };
 
-// Fails only on a malformed workload (the message names the field). Requests the engine refuses
-// are recorded as failed timelines, not errors.
+// Fails only on a malformed workload (the message names the field). A request the engine refuses
+// is recorded as a failed timeline, not an error, and stops the run (a closed loop would resend it
+// forever).
 Result<OfflineRun> run_offline(const CostModel& cost, const EngineConfig& config,
                                const OfflineWorkload& w);
 
-// One request of an open-loop level: its intended start, phase and (optionally) its own lengths.
-struct OfflineArrival {
-  int64_t at_ns = 0;
-  Phase phase = Phase::kMeasure;
+// Per-request lengths of an open-loop level (a trace's own), by SendOrder::index.
+struct OfflineLengths {
   int64_t prompt_tokens = -1;  // -1: the level's
   int64_t output_tokens = -1;  // -1: the level's
 };
 
-// One load level with bench's phase rules (docs/LOAD.md), in virtual time from 0:
-//  - closed loop (arrivals empty): the slot count is concurrency.target_at(now) (a linear ramp
-//    opens slots as it goes); a new request starts the moment a slot is free; the phase machine
-//    walks warmup -> measure -> cooldown by count or duration; a count-based warm-up is a barrier
-//    (measurement starts with every slot free); cool-down only keeps the load up while measured
-//    requests finish, and what is left of it is cancelled then.
-//  - open loop: arrivals at their times; with max_concurrency > 0, arrivals that find every slot
-//    taken wait in a FIFO client queue (intended start kept, send when a slot frees). Once no
-//    measured request is left to send or finish, sending stops and cool-down is cancelled.
-// Arrivals are taken between engine steps, as a real engine admits requests between iterations.
-// The client side costs nothing: send = intended start unless the request waited for a slot.
+// One load level in virtual time from 0, with bench's load rules: the LevelDriver
+// (load/level_driver.h) decides what to send and when, this runner plays the client and the server.
+// Arrivals are taken between engine steps, as a real engine admits requests between iterations;
+// an arrival due during a step is sent at its own time and waits for the next step. The client
+// side costs nothing: send = intended start unless the request waited for a slot (send lag 0).
+// A request not finished timeout_ns after its send fails as a timeout at that time (its tokens
+// so far kept), as bench's transport records one; the engine drops it.
 struct OfflineLevel {
   int64_t prompt_tokens = 512;
   int64_t output_tokens = 128;  // max_tokens
-  bool ignore_eos = true;       // false: the engine draws the length (EngineConfig::eos_mean_tokens)
-  LevelSpec concurrency;        // closed loop; mode must be kConcurrency
-  PhaseLimit warmup;            // closed loop, resolved (no "default")
-  PhaseLimit measure{0, 100};   // closed loop
-  PhaseLimit cooldown;          // closed loop
-  std::vector<OfflineArrival> arrivals;  // non-empty: open loop, times non-decreasing
-  int64_t max_concurrency = 0;           // open loop: 0 = uncapped
+  bool ignore_eos = true;  // false: the engine draws the length (EngineConfig::eos_mean_tokens)
+  LevelPlan plan;          // the level's rules (make_level_plan, or built by hand)
+  std::vector<OfflineLengths> lengths;  // by SendOrder::index; empty: the level's lengths
+  int64_t timeout_ns = 0;               // 0: no timeout
 };
 
 struct OfflineLevelRun {
   std::vector<RequestTimeline> timelines;  // every request sent, in creation order (seq = index)
   EngineStats engine;
-  int64_t end_ns = 0;  // virtual time when the level ended
-  std::optional<std::string> stopped_early;  // e.g. the engine refused a request it can never hold
+  int64_t end_ns = 0;       // virtual time when the level ended
+  LevelRunInfo info;        // the driver's account (rates, send lag, early stop)
+  bool ends_sweep = false;  // the level stopped by its own early-stop rule
 };
 
 // Fails only on a malformed level (the message names the field). The engine is fresh per call.

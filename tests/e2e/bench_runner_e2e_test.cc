@@ -1,5 +1,6 @@
-// End-to-end: BenchRunner (libcurl transport, SSE parser, classifier, timeline) against the scripted
-// server on 127.0.0.1:0, comparing what tokperf measured with what the server sent and when.
+// End-to-end: BenchRunner (libcurl transport, SSE parser, classifier, timeline) against the
+// scripted server on 127.0.0.1:0, comparing what tokperf measured with what the server sent and
+// when.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,7 +29,8 @@ using testing_support::stamp_errors_ms;
 
 BenchConfig config_for(const ScriptedServer& s, int concurrency, int requests, int output_tokens,
                        std::string api = "chat") {
-  return testing_support::closed_loop_config(s, concurrency, requests, output_tokens, std::move(api));
+  return testing_support::closed_loop_config(s, concurrency, requests, output_tokens,
+                                             std::move(api));
 }
 
 RunOutput run(const BenchConfig& c) {
@@ -96,8 +98,8 @@ TEST(BenchRunnerE2E, EveryRequestIsAccountedForUnderFaults) {
   o.script.tokens = 6;
   o.script.fault_at_token = 3;
   o.script.stall_ms = 30;
-  o.fault_fractions = {{Fault::kHttp500, 0.1},     {Fault::kHttp429, 0.1},
-                       {Fault::kHttp401, 0.05},    {Fault::kDisconnect, 0.1},
+  o.fault_fractions = {{Fault::kHttp500, 0.1},       {Fault::kHttp429, 0.1},
+                       {Fault::kHttp401, 0.05},      {Fault::kDisconnect, 0.1},
                        {Fault::kMalformedJson, 0.1}, {Fault::kStall, 0.1},
                        {Fault::kNonStreaming, 0.05}};
   o.seed = 7;
@@ -110,11 +112,14 @@ TEST(BenchRunnerE2E, EveryRequestIsAccountedForUnderFaults) {
   std::map<std::string, const RequestTimeline*> by_id;
   for (const auto& t : out.measured) by_id[t.request_id] = &t;
   std::map<ErrorKind, int> kinds;
-  const std::map<Fault, ErrorKind> expected = {
-      {Fault::kNone, ErrorKind::kNone},           {Fault::kHttp500, ErrorKind::kHttp},
-      {Fault::kHttp429, ErrorKind::kRateLimited}, {Fault::kHttp401, ErrorKind::kAuth},
-      {Fault::kDisconnect, ErrorKind::kIncomplete}, {Fault::kMalformedJson, ErrorKind::kParse},
-      {Fault::kStall, ErrorKind::kNone},          {Fault::kNonStreaming, ErrorKind::kNotStreaming}};
+  const std::map<Fault, ErrorKind> expected = {{Fault::kNone, ErrorKind::kNone},
+                                               {Fault::kHttp500, ErrorKind::kHttp},
+                                               {Fault::kHttp429, ErrorKind::kRateLimited},
+                                               {Fault::kHttp401, ErrorKind::kAuth},
+                                               {Fault::kDisconnect, ErrorKind::kIncomplete},
+                                               {Fault::kMalformedJson, ErrorKind::kParse},
+                                               {Fault::kStall, ErrorKind::kNone},
+                                               {Fault::kNonStreaming, ErrorKind::kNotStreaming}};
   ASSERT_TRUE(server.wait_finished(200, 5000));
   int matched = 0;
   for (const auto& rec : server.records()) {
@@ -194,7 +199,7 @@ TEST(BenchRunnerE2E, CompletionsReasoningAndToolCallsAreTokens) {
       ASSERT_TRUE(t.ok()) << t.error.message;
       RequestMetrics m = compute_request_metrics(t);
       EXPECT_EQ(t.token_events.size(), 8u);
-      EXPECT_NEAR(m.ttft_ms, 20, 8);  // loose: other tests share the cores
+      EXPECT_NEAR(m.ttft_ms, 20, 8);                  // loose: other tests share the cores
       EXPECT_NEAR(m.ttfo_ms - m.ttft_ms, 5 * 10, 8);  // visible content after 5 reasoning tokens
     }
   }
@@ -213,6 +218,45 @@ TEST(BenchRunnerE2E, CompletionsReasoningAndToolCallsAreTokens) {
       EXPECT_TRUE(std::isnan(compute_request_metrics(t).ttfo_ms));  // no visible content
     }
   }
+}
+
+TEST(BenchRunnerE2E, LevelHooksBracketEachLevelsRecords) {
+  ScriptedServerOptions o;
+  o.script.ttft_ms = 2;
+  o.script.itl_ms = 1;
+  o.script.tokens = 3;
+  ScriptedServer server(o);
+  ASSERT_TRUE(server.start().ok());
+  BenchConfig c = config_for(server, 1, 3, 3);
+  c.load.plan.levels = {LevelSpec{LoadMode::kConcurrency, 1, 1, 0},
+                        LevelSpec{LoadMode::kConcurrency, 2, 2, 0}};
+  auto builder = RequestBuilder::create(c.target, c.prompt);
+  ASSERT_TRUE(builder.ok());
+  std::vector<std::string> events;
+  BenchRunner runner(c, std::move(*builder), [&](const RequestTimeline& t) {
+    events.push_back("record " + std::to_string(t.level));
+  });
+  runner.set_level_sinks(
+      [&](const LevelRunInfo& i) {
+        EXPECT_EQ(i.end_ns, 0);
+        events.push_back("start " + std::to_string(i.level));
+      },
+      [&](const LevelRunInfo& i) {
+        EXPECT_GE(i.end_ns, i.start_ns);
+        EXPECT_EQ(i.measured_sent, 3);
+        events.push_back("end " + std::to_string(i.level));
+      });
+  ASSERT_TRUE(runner.run());
+  // Level 0: one warm-up + 3 measured; level 1: two warm-up + 3 measured.
+  std::vector<std::string> want = {"start 0"};
+  for (int i = 0; i < 4; ++i) want.push_back("record 0");
+  want.push_back("end 0");
+  want.push_back("start 1");
+  for (int i = 0; i < 5; ++i) want.push_back("record 1");
+  want.push_back("end 1");
+  EXPECT_EQ(events, want);
+  ASSERT_EQ(runner.levels().size(), 2u);
+  EXPECT_EQ(runner.levels()[1].measured_sent, 3);
 }
 
 }  // namespace

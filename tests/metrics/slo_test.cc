@@ -1,4 +1,5 @@
 #include "metrics/slo.h"
+#include "metrics/stats.h"
 
 #include <cmath>
 #include <limits>
@@ -86,10 +87,10 @@ TEST(SloParse, BadInputsNameTheObjectiveAndTheSyntax) {
 
 TEST(SloPercentile, LinearInterpolationLikeNumpy) {
   // numpy.percentile([50, 150, 80, 90], 50) == 85; ([1,2,3,4], 95) == 3.85
-  EXPECT_DOUBLE_EQ(slo_percentile({50, 150, 80, 90}, 50), 85);
-  EXPECT_DOUBLE_EQ(slo_percentile({1, 2, 3, 4}, 95), 3.85);
-  EXPECT_DOUBLE_EQ(slo_percentile({7, kNaN}, 100), 7);
-  EXPECT_TRUE(std::isnan(slo_percentile({kNaN}, 50)));
+  EXPECT_DOUBLE_EQ(percentile({50, 150, 80, 90}, 50), 85);
+  EXPECT_DOUBLE_EQ(percentile({1, 2, 3, 4}, 95), 3.85);
+  EXPECT_DOUBLE_EQ(percentile({7, kNaN}, 100), 7);
+  EXPECT_TRUE(std::isnan(percentile({kNaN}, 50)));
 }
 
 TEST(SloEvaluate, GoodputAndAttainmentMatchHandCounts) {

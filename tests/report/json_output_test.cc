@@ -130,7 +130,7 @@ TEST(SummaryJson, ShapeAndAtomicWrite) {
   health.cpu_utilisation_pct = 12.5;
   health.warnings = {"w1"};
   const json config = {{"url", "http://127.0.0.1:8000/v1"}, {"api_key", "<redacted>"}};
-  const json doc = summary_json(config, {level}, health, {"bench", 42, 3.5, "completed", {}});
+  const json doc = summary_json(config, {level}, health, {"bench", 42, 3.5, "completed", {}, {}});
 
   EXPECT_EQ(doc["schema_version"], 1);
   EXPECT_EQ(doc["tokperf_version"], TOKPERF_VERSION);

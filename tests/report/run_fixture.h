@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "analysis/level_result.h"
 #include "metrics/aggregate.h"
 #include "metrics/timeseries.h"
 #include "report/json_output.h"
+#include "report/load_report.h"
 
 namespace tokperf::testing_fixture {
 
@@ -41,7 +43,8 @@ inline std::string write_run(const std::string& dir, const std::vector<FixtureLe
   RequestsJsonlWriter w;
   (void)w.open(dir + "/requests.jsonl");
   std::vector<RequestTimeline> all;
-  std::vector<LevelSummary> summaries;
+  std::vector<LevelParams> params;
+  std::vector<LevelRunInfo> runs;
   int64_t t = 1'000 * ms;
   uint64_t seq = 0;
   for (size_t li = 0; li < levels.size(); ++li) {
@@ -76,17 +79,31 @@ inline std::string write_run(const std::string& dir, const std::vector<FixtureLe
         r.prompt_tokens_sent = 300;
         r.saw_done = true;
       }
-      (void)w.write(r, compute_request_metrics(r));
       recs.push_back(r);
     }
     LevelParams p;
     p.label = "c=" + std::to_string(L.concurrency);
     p.level = static_cast<int>(li);
     p.concurrency = L.concurrency;
-    summaries.push_back(aggregate_level(recs, p));
+    params.push_back(p);
+    LevelRunInfo run;
+    run.level = static_cast<int>(li);
+    run.spec = LevelSpec{LoadMode::kConcurrency, static_cast<double>(L.concurrency),
+                         static_cast<double>(L.concurrency), 0};
+    run.start_ns = t;
     for (const auto& r : recs) t = std::max(t, r.end_ns);
+    run.end_ns = t;
+    run.measured_sent = static_cast<int64_t>(recs.size());
+    runs.push_back(run);
     t += 10 * ms;
     all.insert(all.end(), recs.begin(), recs.end());
+  }
+  // Written as bench writes them: each record's metrics once, into requests.jsonl and the results.
+  RunResultBuilder results(params, slo.empty() ? SloSpec{} : parse_slo(slo).value());
+  for (const auto& r : all) {
+    const RequestMetrics m = compute_request_metrics(r);
+    (void)w.write(r, m);
+    results.add(r, m);
   }
   (void)w.close();
   nlohmann::json config = {{"target",
@@ -100,7 +117,8 @@ inline std::string write_run(const std::string& dir, const std::vector<FixtureLe
   info.command = "bench";
   info.started_unix_us = 1'700'000'000'000'000;
   info.exit_reason = "completed";
-  (void)write_json_file(dir + "/summary.json", summary_json(config, summaries, health, info));
+  (void)write_json_file(dir + "/summary.json",
+                        run_summary_json(config, results.finish(runs), health, info));
   auto rows = build_timeseries(all, 1'000 * ms, t);
   (void)write_timeseries_csv(dir + "/timeseries.csv", rows);
   return dir;

@@ -63,8 +63,12 @@ TEST(OfflineRunner, RefusedRequestsAreRecordedAsFailures) {
   cfg.num_blocks = 4;  // 64 tokens: nothing fits
   auto run = run_offline(cost(), cfg, w);
   ASSERT_TRUE(run.ok());
-  ASSERT_EQ(run->timelines.size(), 3u);
-  for (const auto& r : run->timelines) EXPECT_EQ(r.error.kind, ErrorKind::kHttp);
+  // The first refusal is recorded as a failure and stops the run (a closed loop would resend the
+  // request forever), saying why.
+  ASSERT_EQ(run->timelines.size(), 1u);
+  EXPECT_EQ(run->timelines[0].error.kind, ErrorKind::kHttp);
+  ASSERT_TRUE(run->stopped_early.has_value());
+  EXPECT_NE(run->stopped_early->find("refused"), std::string::npos);
 }
 
 TEST(OfflineRunner, RejectsMalformedWorkloads) {

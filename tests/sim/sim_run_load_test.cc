@@ -108,8 +108,10 @@ TEST(SimRunLoad, MaxConcurrencyQueuesArrivalsUntilASlotFrees) {
   sim::OfflineLevel l;
   l.prompt_tokens = 100;
   l.output_tokens = 4;
-  for (int i = 0; i < 3; ++i) l.arrivals.push_back(sim::OfflineArrival{0, Phase::kMeasure, -1, -1});
-  l.max_concurrency = 1;
+  l.plan.open_loop = true;
+  l.plan.spec = LevelSpec{LoadMode::kRate, 1, 1, 0};
+  for (int i = 0; i < 3; ++i) l.plan.arrivals.push_back(PlannedArrival{0, Phase::kMeasure, i});
+  l.plan.max_concurrency = 1;
   auto run = sim::run_offline_level(cost(), sim::EngineConfig{}, l);
   ASSERT_TRUE(run.ok()) << run.error();
   const auto& t = run->timelines;
@@ -125,13 +127,69 @@ TEST(SimRunLoad, EngineRefusalStopsTheLevelInsteadOfLooping) {
   sim::OfflineLevel l;
   l.prompt_tokens = 100'000'000;  // more than the whole KV cache
   l.output_tokens = 4;
-  l.concurrency = LevelSpec{LoadMode::kConcurrency, 2, 2, 0};
-  l.measure = PhaseLimit{1'000'000'000, 0};
+  l.plan.spec = LevelSpec{LoadMode::kConcurrency, 2, 2, 0};
+  l.plan.measure = PhaseLimit{1'000'000'000, 0};
   auto run = sim::run_offline_level(cost(), sim::EngineConfig{}, l);
   ASSERT_TRUE(run.ok()) << run.error();
-  ASSERT_TRUE(run->stopped_early.has_value());
+  ASSERT_TRUE(run->info.stopped_early.has_value());
   EXPECT_EQ(run->timelines.size(), 1u);
   EXPECT_FALSE(run->timelines[0].ok());
+}
+
+TEST(SimRunLoad, TimeoutFailsARequestAtItsVirtualDeadlineAsBenchRecordsOne) {
+  BenchConfig c;
+  c.load.plan.levels = {LevelSpec{LoadMode::kConcurrency, 1, 1, 0}};
+  c.load.plan.measure = PhaseLimit{0, 3};
+  c.load.default_warmup = false;
+  c.load.timeout_ns = 50'000'000;
+  SimLoadOptions o = fixed_lengths();
+  o.output_tokens = 2000;  // seconds of decoding: far past the timeout
+  std::vector<std::string> notes;
+  auto run = simulate_load(cost(), c, o, notes);
+  ASSERT_TRUE(run.ok()) << run.error();
+  ASSERT_EQ(run->records.size(), 3u);
+  for (const auto& r : run->records) {
+    EXPECT_EQ(r.error.kind, ErrorKind::kTimeout);
+    EXPECT_EQ(r.end_ns - r.send_ns, 50'000'000);
+    EXPECT_FALSE(r.token_events.empty());  // what streamed before the deadline is kept
+    for (const auto& e : r.token_events) EXPECT_LE(e.t_ns, r.end_ns);
+  }
+  // The closed loop's slot frees at the deadline.
+  EXPECT_EQ(run->records[1].send_ns, run->records[0].end_ns);
+  // Without the deadline the same request succeeds, taking longer than the timeout.
+  c.load.timeout_ns = 600'000'000'000;
+  auto slow = simulate_load(cost(), c, o, notes);
+  ASSERT_TRUE(slow.ok());
+  EXPECT_TRUE(slow->records[0].ok());
+  EXPECT_GT(slow->records[0].end_ns - slow->records[0].send_ns, 50'000'000);
+}
+
+TEST(SimRunLoad, EarlyStopEndsAnOverloadedLevelAndTheSweepInVirtualTime) {
+  BenchConfig c;
+  c.load.plan.levels = {LevelSpec{LoadMode::kRate, 200, 200, 0},
+                        LevelSpec{LoadMode::kRate, 400, 400, 0}};
+  c.load.plan.measure = PhaseLimit{60'000'000'000, 0};
+  SimLoadOptions o = fixed_lengths();
+  o.output_tokens = 256;
+  std::vector<std::string> notes;
+  auto run = simulate_load(cost(), c, o, notes);
+  ASSERT_TRUE(run.ok()) << run.error();
+  ASSERT_EQ(run->levels.size(), 1u);  // the sweep ended with the saturated level
+  const LevelRunInfo& info = run->levels[0];
+  ASSERT_TRUE(info.stopped_early.has_value());
+  EXPECT_EQ(info.stopped_early->rfind("stop: backlog", 0), 0u) << *info.stopped_early;
+  // Nothing was sent after the verdict, taken at a whole virtual second well before the plan's end.
+  int64_t last_send = 0;
+  for (const auto& r : run->records) last_send = std::max(last_send, r.send_ns);
+  EXPECT_LT(last_send, 30'000'000'000);
+  // With early stop off the whole minute is sent.
+  c.load.stop_on_saturation = false;
+  c.load.plan.levels.resize(1);
+  c.load.timeout_ns = 1'000'000'000;  // keeps the overloaded engine's drain short
+  auto full = simulate_load(cost(), c, o, notes);
+  ASSERT_TRUE(full.ok());
+  EXPECT_FALSE(full->levels[0].stopped_early.has_value());
+  EXPECT_GT(full->levels[0].measured_sent, 200 * 55);
 }
 
 }  // namespace

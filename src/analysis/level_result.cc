@@ -1,0 +1,85 @@
+#include "analysis/level_result.h"
+
+#include <cmath>
+
+namespace tokperf {
+
+RunResultBuilder::RunResultBuilder(std::vector<LevelParams> levels, SloSpec slo) {
+  if (!slo.empty()) slo_ = std::make_shared<const SloSpec>(std::move(slo));
+  levels_.reserve(levels.size());
+  for (LevelParams& p : levels) levels_.emplace_back(std::move(p));
+}
+
+void RunResultBuilder::add(const RequestTimeline& t, const RequestMetrics& m) {
+  if (t.level < 0 || static_cast<size_t>(t.level) >= levels_.size()) return;
+  Level& l = levels_[static_cast<size_t>(t.level)];
+  if (!l.acc.add(t, m)) return;  // not measured
+  if (slo_) {
+    l.slo_metrics.push_back(m);
+    l.slo_ok.push_back(t.ok() ? 1 : 0);
+  }
+  if (t.ok() && !t.token_events.empty())
+    l.drift.push_back(DriftPoint{t.send_ns, m.ttft_ms, m.itl_ms});
+}
+
+RunResult RunResultBuilder::finish(std::span<const LevelRunInfo> runs) const {
+  RunResult r;
+  std::vector<LevelSummary> summaries;
+  for (size_t i = 0; i < levels_.size() && i < runs.size(); ++i) {
+    const Level& l = levels_[i];
+    if (l.acc.sent() == 0) continue;
+    LevelResult res;
+    res.summary = l.acc.summary();
+    res.run = runs[i];
+    std::vector<double> lag;
+    lag.reserve(res.run.send_lag_ns.size());
+    for (int64_t ns : res.run.send_lag_ns) lag.push_back(static_cast<double>(ns) / 1e6);
+    res.send_lag_ms = compute_dist_stats(std::move(lag));
+    if (slo_) {
+      res.slo_spec = slo_;
+      res.slo = evaluate_slo(*slo_, l.slo_metrics, l.slo_ok, res.summary.window_s);
+    }
+    res.drift = detect_drift(l.drift, res.run.start_ns, res.run.end_ns);
+    summaries.push_back(res.summary);
+    r.levels.push_back(std::move(res));
+  }
+  r.knee = find_sweep_knee(summaries);
+  return r;
+}
+
+KneeResult find_sweep_knee(std::span<const LevelSummary> levels) {
+  std::vector<SweepPoint> points;
+  bool closed = !levels.empty() && levels.front().params.concurrency > 0;
+  for (const auto& s : levels) {
+    double load = closed ? s.params.concurrency : s.params.target_rate_rps;
+    if (!std::isfinite(load) || load <= 0 || !std::isfinite(s.ttft.p95)) continue;
+    points.push_back({load, s.ttft.p95, s.output_token_throughput_tps});
+  }
+  if (points.size() < 3) return {};
+  KneeOptions o;
+  o.load_name = closed ? "concurrency" : "req/s";
+  return find_knee(points, o);
+}
+
+SloReport evaluate_slo_on_samples(const SloSpec& spec, std::span<const RequestSample> requests,
+                                  int level, double window_s) {
+  std::vector<RequestMetrics> ms;
+  std::vector<uint8_t> ok;
+  for (const RequestSample& r : requests) {
+    if (!r.measured || (level >= 0 && r.level != level)) continue;
+    RequestMetrics m{};
+    m.queue_ms = r.queue_ms;
+    m.ttft_ms = r.ttft_ms;
+    m.ttfo_ms = r.ttfo_ms;
+    m.tpot_ms = r.tpot_ms;
+    m.e2e_ms = r.e2e_ms;
+    m.ttft_from_intended_ms = r.ttft_ms + r.queue_ms;
+    m.e2e_from_intended_ms = r.e2e_ms + r.queue_ms;
+    m.itl_ms = r.itl_ms;
+    ms.push_back(std::move(m));
+    ok.push_back(r.ok);
+  }
+  return evaluate_slo(spec, ms, ok, window_s);
+}
+
+}  // namespace tokperf

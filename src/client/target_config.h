@@ -1,0 +1,33 @@
+// Where a run sends its requests and what each one asks for: the client's side of a run's
+// configuration (the load's side is load/bench_config.h). Secrets (the API key) live here only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tokperf {
+
+struct TargetConfig {
+  std::string base_url;              // normalised, ends in /v1 (or the user's own prefix)
+  std::string api = "chat";          // "chat" | "completions"
+  std::string model;                 // resolved before the run
+  std::string api_key;               // secret: never printed, logged or written
+  std::vector<std::string> headers;  // extra "Name: value" headers
+  std::string extra_body_json;       // merged into every request body (JSON object)
+  bool include_usage = true;         // stream_options.include_usage
+  bool ignore_eos = false;
+  bool http2 = false;
+  bool verify_tls = true;
+};
+
+struct PromptConfig {
+  std::string text;                 // the prompt every request sends (after unique prefix)
+  int64_t input_tokens = -1;        // tokens in `text` when known (tokenizer), else -1
+  bool input_tokens_exact = false;  // true when a tokenize endpoint confirmed the count
+  std::string input_tokens_note;    // how the count was obtained, for the output
+  bool unique_prefix = false;       // prepend a per-request nonce so no prefix cache can serve it
+  int64_t output_tokens = 256;      // max_tokens
+};
+
+}  // namespace tokperf
