@@ -94,6 +94,12 @@ void InflightRequest::classify_outcome(const TransferResult& r) {
     return fail(ErrorKind::kRateLimited,
                 fmt::format("HTTP 429 (rate limited): {}", body_excerpt(error_body_)));
   }
+  if (status == 404 || status == 405) {  // often a server of another protocol than --api
+    return fail(ErrorKind::kHttp,
+                fmt::format("HTTP {}: {} (no --api {} endpoint here: the server may speak another "
+                            "protocol; --api auto probes it)",
+                            status, body_excerpt(error_body_), api_kind_name(recorder_.api())));
+  }
   if (status >= 300) {
     return fail(ErrorKind::kHttp, fmt::format("HTTP {}: {}", status, body_excerpt(error_body_)));
   }

@@ -141,14 +141,14 @@ INSTANTIATE_TEST_SUITE_P(EveryProtocol, ProtocolAgainstSim,
 // A server that answers every POST with the same content type and body.
 class FixedServer {
  public:
-  FixedServer(std::string content_type, std::string body)
-      : content_type_(std::move(content_type)), body_(std::move(body)) {
+  FixedServer(std::string content_type, std::string body, int status = 200)
+      : content_type_(std::move(content_type)), body_(std::move(body)), status_(status) {
     http_ = std::make_unique<HttpServer>(loop_,
                                          [this](HttpRequest&, std::shared_ptr<HttpResponse> resp) {
                                            HttpHeaders h;
                                            if (!content_type_.empty())
                                              h.emplace_back("Content-Type", content_type_);
-                                           resp->start(200, h, HttpResponse::Mode::kChunked);
+                                           resp->start(status_, h, HttpResponse::Mode::kChunked);
                                            resp->write(body_);
                                            resp->finish();
                                          });
@@ -168,6 +168,7 @@ class FixedServer {
 
  private:
   std::string content_type_, body_;
+  int status_;
   EventLoop loop_;
   std::unique_ptr<HttpServer> http_;
   std::thread thread_;
@@ -236,6 +237,16 @@ TEST(ProtocolMismatch, AnErrorInTheProtocolsOwnFormIsAStreamError) {
   RequestTimeline t = one_request(s, "ollama");
   EXPECT_EQ(t.error.kind, ErrorKind::kStreamError);
   EXPECT_TRUE(has(t.error.message, "model 'm' not found")) << t.error.message;
+}
+
+TEST(ProtocolMismatch, NoEndpointForThisApiSuggestsProbing) {
+  FixedServer s("application/json",
+                R"({"error":{"code":404,"message":"File Not Found","type":"not_found_error"}})",
+                404);
+  RequestTimeline t = one_request(s, "ollama");
+  EXPECT_EQ(t.error.kind, ErrorKind::kHttp);
+  EXPECT_TRUE(has(t.error.message, "File Not Found")) << t.error.message;
+  EXPECT_TRUE(has(t.error.message, "--api auto")) << t.error.message;
 }
 
 }  // namespace
