@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "client/openai_adapter.h"
 #include "client/request_builder.h"
 #include "client/server_probe.h"
 #include "workload/prompt.h"
@@ -34,12 +35,18 @@ void add_target_flags(CLI::App* sub, TargetFlags& f) {
                   "Base URL of an OpenAI-compatible server (with or without /v1); without it, "
                   "the built-in simulated engine (see --sim-model, --gpu)")
       ->group(target);
-  sub->add_option("--api", f.api, "chat (POST /chat/completions) or completions")
-      ->capture_default_str()->group(target);
+  sub->add_option("--api", f.api,
+                  "Protocol: chat (POST /v1/chat/completions), completions, anthropic "
+                  "(/v1/messages), responses (/v1/responses), ollama (/api/chat), ollama-generate "
+                  "(/api/generate), tgi (/generate_stream), llamacpp (/completion), or auto (probe "
+                  "the server once)")
+      ->capture_default_str()
+      ->group(target);
   sub->add_option("--model", f.model, "Model id (default: the first id from GET /models)")
       ->group(target);
   sub->add_option("--api-key", f.api_key,
-                  "Bearer token (default: $OPENAI_API_KEY); never printed or written")
+                  "API key (default: $OPENAI_API_KEY; $ANTHROPIC_API_KEY with --api anthropic); "
+                  "never printed or written")
       ->group(target);
   sub->add_option("--header", f.headers, "Extra header 'Name: value' (repeatable)")->group(target);
   sub->add_option("--extra-body", f.extra_body,
@@ -70,12 +77,16 @@ void apply_target_flags(const TargetFlags& f, BenchConfig& c) {
   auto url = normalise_base_url(f.url.empty() ? "http://127.0.0.1" : f.url);
   if (!url) throw UsageError(url.error());
   c.target.base_url = *url;
-  if (f.api != "chat" && f.api != "completions") {
-    throw UsageError(fmt::format("--api '{}' is not known; accepted: chat, completions", f.api));
+  if (f.api != "auto" && !parse_api_kind(f.api)) {
+    throw UsageError(
+        fmt::format("--api '{}' is not known; accepted: {}, auto", f.api, api_kind_names()));
   }
   c.target.api = f.api;
   c.target.model = f.model;
   c.target.api_key = f.api_key;
+  if (c.target.api_key.empty() && f.api == "anthropic") {
+    if (const char* env = std::getenv("ANTHROPIC_API_KEY")) c.target.api_key = env;
+  }
   if (c.target.api_key.empty()) {
     if (const char* env = std::getenv("OPENAI_API_KEY")) c.target.api_key = env;
   }
@@ -91,7 +102,9 @@ void apply_target_flags(const TargetFlags& f, BenchConfig& c) {
     // Checked now, before any request, so a typo costs nothing.
     PromptConfig probe;
     probe.text = "x";
-    auto b = RequestBuilder::create(c.target, probe);
+    TargetConfig t = c.target;
+    if (t.api == "auto") t.api = "chat";
+    auto b = RequestBuilder::create(t, probe);
     if (!b) throw UsageError(b.error());
   }
   c.target.include_usage = !f.no_usage;
@@ -141,13 +154,23 @@ static void build_trace_prompts(BenchConfig& c, std::vector<std::string>& notes)
 
 // Resolves the model and builds the prompt; exits early (Result error) when the server is unreachable.
 Result<std::vector<std::string>> prepare_target(BenchConfig& c, std::vector<std::string>& notes) {
+  if (c.target.api == "auto") {
+    auto d = detect_api(c.target);
+    if (!d) return Error{d.error()};
+    c.target.api = d->api;
+    const std::string said = fmt::format("--api auto chose {}: {}", d->api, d->reason);
+    fmt::print(stderr, "tokperf: {}\n", said);
+    notes.push_back(said);
+  }
   auto models = list_models(c.target);
   if (!models) return Error{models.error()};
   if (c.target.model.empty()) {
-    if (models->empty()) {
+    if (models->empty() && (c.target.api == "tgi" || c.target.api == "llamacpp")) {
+      // These endpoints serve the one loaded model and take no model name.
+    } else if (models->empty()) {
       return Error{fmt::format("{}/models lists no model; name one with --model", c.target.base_url)};
     }
-    c.target.model = models->front();
+    if (!models->empty()) c.target.model = models->front();
   }
   if (c.prompt.text.empty()) {
     int64_t n = c.prompt.input_tokens > 0 ? c.prompt.input_tokens : 128;

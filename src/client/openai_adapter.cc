@@ -3,61 +3,34 @@
 #include <algorithm>
 #include <utility>
 
+#include "client/json_fields.h"
+#include "client/protocol_adapters.h"
+
 namespace tokperf {
 namespace {
 
-namespace od = simdjson::ondemand;
-using simdjson::error_code;
-using simdjson::SUCCESS;
+using namespace json_fields;  // NOLINT: the helpers are this file's vocabulary
 
 // Every helper returns the first simdjson error; the caller turns it into parse_error. Fields are
 // visited in document order and unknown ones skipped, so servers may order and extend them freely.
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-// At most max_bytes of s, cut before a UTF-8 continuation byte so no character is split.
-std::string_view excerpt(std::string_view s, size_t max_bytes) {
-  if (s.size() <= max_bytes) return s;
-  size_t n = max_bytes;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  return s.substr(0, n);
-}
-
-void add_content(std::string_view text, ChunkInfo& out) {
-  out.content_bytes += static_cast<uint32_t>(text.size());
-  // Code points: every byte that is not a UTF-8 continuation byte starts one.
-  for (char c : text) out.content_chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  if (!out.content_visible) out.content_visible = !trim(text).empty();
-}
-
-// Reads a string value; sets *found false (and consumes nothing) for null or any other type.
-error_code read_string(od::value v, std::string_view* s, bool* found) {
-  *found = false;
-  od::json_type t;
-  if (auto e = v.type().get(t)) return e;
-  if (t != od::json_type::string) return SUCCESS;
-  if (auto e = v.get_string().get(*s)) return e;
-  *found = true;
-  return SUCCESS;
-}
-
-// Token counts are read as doubles so that 12 and 12.0 both work; negatives are ignored.
-error_code read_count(od::value v, int64_t* count) {
-  od::json_type t;
-  if (auto e = v.type().get(t)) return e;
-  if (t != od::json_type::number) return SUCCESS;
-  double d;
-  if (auto e = v.get_double().get(d)) return e;
-  if (d >= 0 && d < 9.0e15) *count = static_cast<int64_t>(d);
-  return SUCCESS;
+// vLLM's per-request `metrics` object (--enable-per-request-metrics), on the final usage chunk.
+error_code read_vllm_metrics(od::value v, ServerTimings& s) {
+  bool any = false;
+  auto e = for_each_field(v, [&](std::string_view key, od::value val) -> error_code {
+    any = true;
+    if (key == "time_to_first_token_ms") {
+      if (auto e2 = read_ms(val, &s.ttft_ms)) return e2;
+      s.prompt_ms = s.ttft_ms;  // measured from scheduling: the prefill interval
+      return SUCCESS;
+    }
+    if (key == "generation_time_ms") return read_ms(val, &s.decode_ms);
+    if (key == "queue_time_ms") return read_ms(val, &s.queue_ms);
+    if (key == "mean_itl_ms") return read_ms(val, &s.decode_per_token_ms);
+    return SUCCESS;
+  });
+  if (!e && any) s.source = "vllm.metrics";
+  return e;
 }
 
 error_code read_usage(od::value v, ChunkInfo& out) {
@@ -235,17 +208,42 @@ const char* api_kind_name(ApiKind kind) {
       return "chat";
     case ApiKind::kCompletions:
       return "completions";
+    case ApiKind::kAnthropic:
+      return "anthropic";
+    case ApiKind::kResponses:
+      return "responses";
+    case ApiKind::kOllamaChat:
+      return "ollama";
+    case ApiKind::kOllamaGenerate:
+      return "ollama-generate";
+    case ApiKind::kTgi:
+      return "tgi";
+    case ApiKind::kLlamaCpp:
+      return "llamacpp";
   }
   return "?";
 }
 
+const char* api_kind_names() {
+  return "chat, completions, anthropic, responses, ollama, ollama-generate, tgi, llamacpp";
+}
+
+Framing framing_of(ApiKind kind) {
+  return kind == ApiKind::kOllamaChat || kind == ApiKind::kOllamaGenerate ? Framing::kNdjson
+                                                                          : Framing::kSse;
+}
+
 Result<ApiKind> parse_api_kind(std::string_view name) {
-  if (name == "chat") return ApiKind::kChat;
-  if (name == "completions") return ApiKind::kCompletions;
-  return Error{"--api: unknown API '" + std::string(name) + "'; accepted: chat, completions"};
+  for (ApiKind k :
+       {ApiKind::kChat, ApiKind::kCompletions, ApiKind::kAnthropic, ApiKind::kResponses,
+        ApiKind::kOllamaChat, ApiKind::kOllamaGenerate, ApiKind::kTgi, ApiKind::kLlamaCpp}) {
+    if (name == api_kind_name(k)) return k;
+  }
+  return Error{"--api: unknown API '" + std::string(name) + "'; accepted: " + api_kind_names()};
 }
 
 ChunkInfo ChunkClassifier::classify(std::string_view data) {
+  namespace od = simdjson::ondemand;
   ChunkInfo out;
   const std::string_view body = trim(data);
   if (body == "[DONE]") {
@@ -270,6 +268,41 @@ ChunkInfo ChunkClassifier::classify(std::string_view data) {
     return out;
   }
   error_code err = SUCCESS;
+  switch (kind_) {
+    case ApiKind::kAnthropic:
+      err = protocol::classify_anthropic(obj, out);
+      break;
+    case ApiKind::kResponses:
+      err = protocol::classify_responses(obj, out);
+      break;
+    case ApiKind::kOllamaChat:
+    case ApiKind::kOllamaGenerate:
+      err = protocol::classify_ollama(obj, out);
+      break;
+    case ApiKind::kTgi:
+      err = protocol::classify_tgi(obj, out);
+      break;
+    case ApiKind::kLlamaCpp:
+      err = protocol::classify_llamacpp(obj, out);
+      break;
+    case ApiKind::kChat:
+    case ApiKind::kCompletions:
+      err = classify_openai(obj, out, data);
+      break;
+  }
+  // The object must be the whole payload: anything after it leaves the iterator short of the end.
+  const char* trailing = nullptr;
+  if (!err && doc.current_location().get(trailing) != simdjson::OUT_OF_BOUNDS) {
+    err = simdjson::TRAILING_CONTENT;
+  }
+  if (err)
+    set_parse_error(std::string("malformed JSON (") + simdjson::error_message(err) + ")", data,
+                    out);
+  return out;
+}
+
+error_code ChunkClassifier::classify_openai(od::object obj, ChunkInfo& out, std::string_view data) {
+  error_code err = SUCCESS;
   for (auto field_result : obj) {
     od::field field;
     if ((err = std::move(field_result).get(field))) break;
@@ -281,18 +314,14 @@ ChunkInfo ChunkClassifier::classify(std::string_view data) {
       err = read_usage(field.value(), out);
     } else if (key == "error") {
       err = read_error(field.value(), data, out);
+    } else if (key == "timings") {  // llama.cpp, on the final chunk
+      err = read_llamacpp_timings(field.value(), out.server);
+    } else if (key == "metrics") {  // vLLM per-request metrics
+      err = read_vllm_metrics(field.value(), out.server);
     }
     if (err) break;
   }
-  // The object must be the whole payload: anything after it leaves the iterator short of the end.
-  const char* trailing = nullptr;
-  if (!err && doc.current_location().get(trailing) != simdjson::OUT_OF_BOUNDS) {
-    err = simdjson::TRAILING_CONTENT;
-  }
-  if (err)
-    set_parse_error(std::string("malformed JSON (") + simdjson::error_message(err) + ")", data,
-                    out);
-  return out;
+  return err;
 }
 
 }  // namespace tokperf

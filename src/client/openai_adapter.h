@@ -1,4 +1,4 @@
-// Turns the data payload of one server-sent event from an OpenAI-compatible streaming endpoint into
+// Turns the data payload of one stream event (an SSE `data:` payload, or one NDJSON line) into
 // a ChunkInfo (client/stream_event.h): which classes of output it carries and how many bytes of
 // each.
 //
@@ -13,8 +13,10 @@
 //   - `choices[]`: several choices are summed; `finish_reason` non-null -> finish.
 // kChat reads choices[].delta: `role`, `content` (null and "" carry nothing; whitespace-only is a
 // token but not visible), `reasoning_content` / `reasoning` (vLLM, SGLang, DeepSeek, OpenRouter)
-// and `tool_calls[].function.arguments` / `.name`. kCompletions reads choices[].text. Unknown
-// fields anywhere (llama.cpp `timings`, vLLM `prompt_token_ids`, logprobs, ...) are skipped. An
+// and `tool_calls[].function.arguments` / `.name`. kCompletions reads choices[].text. A top-level
+// `timings` object (llama.cpp) or `metrics` object (vLLM per-request metrics) fills
+// ChunkInfo::server. Unknown fields anywhere (vLLM `prompt_token_ids`, logprobs, ...) are skipped.
+// The other protocols' rules are in client/protocol_adapters.h. An
 // empty or whitespace-only payload is a keep-alive: class kOther, not an error. Anything else that
 // is not one JSON object -> parse_error, with the parser's complaint and an excerpt of the payload.
 // Validation is simdjson On Demand's: UTF-8, strings, bracket balance, trailing content and every
@@ -36,11 +38,28 @@
 
 namespace tokperf {
 
-enum class ApiKind { kChat, kCompletions };
+// Every protocol the client speaks (docs/metrics.md has a table per protocol). The OpenAI kinds are
+// classified here; the others in client/protocol_adapters.cc, onto the same ChunkInfo.
+enum class ApiKind {
+  kChat,            // POST {base}/chat/completions, SSE
+  kCompletions,     // POST {base}/completions, SSE
+  kAnthropic,       // POST {base}/messages (Anthropic Messages), SSE with event types
+  kResponses,       // POST {base}/responses (OpenAI Responses), SSE with event types
+  kOllamaChat,      // POST {root}/api/chat, NDJSON
+  kOllamaGenerate,  // POST {root}/api/generate, NDJSON
+  kTgi,             // POST {root}/generate_stream (Hugging Face TGI), SSE
+  kLlamaCpp,        // POST {root}/completion (llama.cpp native), SSE
+};
 
-const char* api_kind_name(ApiKind kind);  // "chat" / "completions"
-// Accepts "chat" and "completions"; anything else is an error naming what is accepted.
+enum class Framing { kSse, kNdjson };
+Framing framing_of(ApiKind kind);
+
+// "chat", "completions", "anthropic", "responses", "ollama", "ollama-generate", "tgi", "llamacpp".
+const char* api_kind_name(ApiKind kind);
+// Accepts the names above; anything else is an error naming what is accepted.
 Result<ApiKind> parse_api_kind(std::string_view name);
+// The accepted names, comma-separated, for help and error texts.
+const char* api_kind_names();
 
 class ChunkClassifier {
  public:
@@ -58,6 +77,9 @@ class ChunkClassifier {
   ChunkInfo classify(std::string_view data);
 
  private:
+  simdjson::error_code classify_openai(simdjson::ondemand::object obj, ChunkInfo& out,
+                                       std::string_view data);
+
   ApiKind kind_;
   simdjson::ondemand::parser parser_;
   std::string padded_;  // payload followed by SIMDJSON_PADDING bytes; capacity reused

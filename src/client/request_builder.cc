@@ -1,5 +1,7 @@
 #include "client/request_builder.h"
 
+#include <strings.h>
+
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
@@ -40,23 +42,93 @@ std::string json_escape(std::string_view s) {
   return d.substr(1, d.size() - 2);
 }
 
+std::string endpoint_url(const std::string& base_url, ApiKind api) {
+  switch (api) {
+    case ApiKind::kChat:
+      return base_url + "/chat/completions";
+    case ApiKind::kCompletions:
+      return base_url + "/completions";
+    case ApiKind::kAnthropic:
+      return base_url + "/messages";
+    case ApiKind::kResponses:
+      return base_url + "/responses";
+    case ApiKind::kOllamaChat:
+      return server_root(base_url) + "/api/chat";
+    case ApiKind::kOllamaGenerate:
+      return server_root(base_url) + "/api/generate";
+    case ApiKind::kTgi:
+      return server_root(base_url) + "/generate_stream";
+    case ApiKind::kLlamaCpp:
+      return server_root(base_url) + "/completion";
+  }
+  return base_url;
+}
+
 Result<RequestBuilder> RequestBuilder::create(const TargetConfig& target,
                                               const PromptConfig& prompt) {
+  auto api = parse_api_kind(target.api);
+  if (!api) return Error{api.error()};
   RequestBuilder b;
-  nlohmann::json body;
-  body["model"] = target.model;
-  if (target.api == "chat") {
-    b.url_ = target.base_url + "/chat/completions";
-    body["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", kPlaceholder}}});
-  } else {
-    b.url_ = target.base_url + "/completions";
-    body["prompt"] = kPlaceholder;
+  b.api_ = *api;
+  b.url_ = endpoint_url(target.base_url, *api);
+  nlohmann::json body = nlohmann::json::object();
+  const nlohmann::json user_message =
+      nlohmann::json::array({{{"role", "user"}, {"content", kPlaceholder}}});
+  switch (*api) {
+    case ApiKind::kChat:
+    case ApiKind::kAnthropic:
+      body["model"] = target.model;
+      body["messages"] = user_message;
+      body["max_tokens"] = prompt.output_tokens;
+      b.prompt_ptr_ = "/messages/0/content";
+      b.max_tokens_ptr_ = "/max_tokens";
+      break;
+    case ApiKind::kCompletions:
+      body["model"] = target.model;
+      body["prompt"] = kPlaceholder;
+      body["max_tokens"] = prompt.output_tokens;
+      b.prompt_ptr_ = "/prompt";
+      b.max_tokens_ptr_ = "/max_tokens";
+      break;
+    case ApiKind::kResponses:
+      body["model"] = target.model;
+      body["input"] = kPlaceholder;
+      body["max_output_tokens"] = prompt.output_tokens;
+      b.prompt_ptr_ = "/input";
+      b.max_tokens_ptr_ = "/max_output_tokens";
+      break;
+    case ApiKind::kOllamaChat:
+    case ApiKind::kOllamaGenerate:
+      body["model"] = target.model;
+      if (*api == ApiKind::kOllamaChat) {
+        body["messages"] = user_message;
+        b.prompt_ptr_ = "/messages/0/content";
+      } else {
+        body["prompt"] = kPlaceholder;
+        b.prompt_ptr_ = "/prompt";
+      }
+      body["options"] = {{"num_predict", prompt.output_tokens}};
+      b.max_tokens_ptr_ = "/options/num_predict";
+      break;
+    case ApiKind::kTgi:
+      body["inputs"] = kPlaceholder;
+      body["parameters"] = {{"max_new_tokens", prompt.output_tokens}, {"details", true}};
+      b.prompt_ptr_ = "/inputs";
+      b.max_tokens_ptr_ = "/parameters/max_new_tokens";
+      break;
+    case ApiKind::kLlamaCpp:
+      body["prompt"] = kPlaceholder;
+      body["n_predict"] = prompt.output_tokens;
+      b.prompt_ptr_ = "/prompt";
+      b.max_tokens_ptr_ = "/n_predict";
+      break;
   }
-  body["max_tokens"] = prompt.output_tokens;
-  body["stream"] = true;
-  if (target.include_usage) body["stream_options"] = {{"include_usage", true}};
+  if (*api != ApiKind::kTgi) body["stream"] = true;
+  const bool openai = *api == ApiKind::kChat || *api == ApiKind::kCompletions;
+  if (openai && target.include_usage) body["stream_options"] = {{"include_usage", true}};
   if (target.ignore_eos) {
-    body["ignore_eos"] = true;  // vLLM, SGLang, TensorRT-LLM, llama.cpp; others ignore or reject it
+    // vLLM, SGLang, TensorRT-LLM, llama.cpp and the simulator; others ignore or reject it.
+    body["ignore_eos"] = true;
   }
   if (!target.extra_body_json.empty()) {
     nlohmann::json extra;
@@ -74,18 +146,33 @@ Result<RequestBuilder> RequestBuilder::create(const TargetConfig& target,
   }
   std::string dumped = body.dump();
   b.template_ = dumped;
-  b.chat_ = target.api == "chat";
   std::string quoted = fmt::format("\"{}\"", kPlaceholder);
   size_t at = dumped.find(quoted);
   if (at == std::string::npos) {
-    return Error{"--extra-body must not replace the prompt ('messages' / 'prompt')"};
+    return Error{"--extra-body must not replace the prompt ('messages' / 'prompt' / 'input')"};
   }
   b.body_head_ = dumped.substr(0, at + 1);
   b.body_tail_ = dumped.substr(at + quoted.size() - 1);
   b.prompt_escaped_ = json_escape(prompt.text);
   b.base_headers_.push_back("Content-Type: application/json");
-  b.base_headers_.push_back("Accept: text/event-stream");
-  if (!target.api_key.empty()) b.base_headers_.push_back("Authorization: Bearer " + target.api_key);
+  b.base_headers_.push_back(framing_of(*api) == Framing::kNdjson ? "Accept: application/x-ndjson"
+                                                                 : "Accept: text/event-stream");
+  if (!target.api_key.empty()) {
+    if (*api == ApiKind::kAnthropic) {
+      b.base_headers_.push_back("x-api-key: " + target.api_key);
+    } else {
+      b.base_headers_.push_back("Authorization: Bearer " + target.api_key);
+    }
+  }
+  if (*api == ApiKind::kAnthropic) {
+    bool has_version = false;
+    for (const auto& h : target.headers) {
+      if (h.size() >= 18 && strncasecmp(h.c_str(), "anthropic-version:", 18) == 0) {
+        has_version = true;
+      }
+    }
+    if (!has_version) b.base_headers_.push_back("anthropic-version: 2023-06-01");
+  }
   for (const auto& h : target.headers) b.base_headers_.push_back(h);
   return b;
 }
@@ -109,13 +196,8 @@ std::string RequestBuilder::body(std::string_view prefix) const {
 std::string RequestBuilder::body_for(std::string_view prefix, std::string_view prompt,
                                      int64_t max_tokens) const {
   nlohmann::json j = nlohmann::json::parse(template_);
-  std::string text = std::string(prefix) + std::string(prompt);
-  if (chat_) {
-    j["messages"][0]["content"] = text;
-  } else {
-    j["prompt"] = text;
-  }
-  j["max_tokens"] = max_tokens;
+  j[nlohmann::json::json_pointer(prompt_ptr_)] = std::string(prefix) + std::string(prompt);
+  j[nlohmann::json::json_pointer(max_tokens_ptr_)] = max_tokens;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

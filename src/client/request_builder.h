@@ -1,6 +1,9 @@
-// Builds the HTTP requests of a run: URL, headers (Authorization, X-Request-Id, the user's own) and
-// the JSON body for /chat/completions or /completions with "stream": true. The body is serialised
-// once around a placeholder so each request only splices in its (escaped) prompt.
+// Builds the HTTP requests of a run: URL, headers (Authorization, or x-api-key + anthropic-version
+// for Anthropic; X-Request-Id; the user's own) and the streaming JSON body of the chosen protocol
+// (--api): chat, completions, anthropic (/v1/messages), responses (/v1/responses), ollama
+// (/api/chat), ollama-generate (/api/generate), tgi (/generate_stream), llamacpp (/completion). The
+// body is serialised once around a placeholder so each request only splices in its (escaped)
+// prompt.
 #pragma once
 
 #include <string>
@@ -8,6 +11,7 @@
 #include <vector>
 
 #include "client/target_config.h"
+#include "client/openai_adapter.h"
 #include "core/result.h"
 
 namespace tokperf {
@@ -18,6 +22,7 @@ class RequestBuilder {
   static Result<RequestBuilder> create(const TargetConfig& target, const PromptConfig& prompt);
 
   const std::string& url() const { return url_; }
+  ApiKind api() const { return api_; }
   // Headers for one request; request_id goes into X-Request-Id.
   std::vector<std::string> headers(std::string_view request_id) const;
   // Body for one request; prefix (may be empty) is put before the shared prompt text.
@@ -28,12 +33,18 @@ class RequestBuilder {
  private:
   std::string url_;
   std::vector<std::string> base_headers_;
-  std::string template_;  // the whole body with the placeholder, for body_for
-  bool chat_ = true;
-  std::string body_head_;  // JSON up to the opening quote of the prompt string
-  std::string body_tail_;  // from the closing quote on
+  std::string template_;       // the whole body with the placeholder, for body_for
+  ApiKind api_ = ApiKind::kChat;
+  std::string prompt_ptr_;      // JSON pointer of the prompt text in the body
+  std::string max_tokens_ptr_;  // JSON pointer of the output-token limit
+  std::string body_head_;     // JSON up to the opening quote of the prompt string
+  std::string body_tail_;     // from the closing quote on
   std::string prompt_escaped_;
 };
+
+// The streaming endpoint of `api` under base_url (OpenAI and Anthropic paths under /v1; Ollama, TGI
+// and llama.cpp at the server root).
+std::string endpoint_url(const std::string& base_url, ApiKind api);
 
 // Normalises a base URL: trims a trailing '/', appends /v1 when the path is empty. Fails on a URL
 // that is not http:// or https://.

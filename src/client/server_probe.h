@@ -14,6 +14,18 @@ namespace tokperf {
 // key was refused. Returns the model ids (possibly empty when the server has no /models).
 Result<std::vector<std::string>> list_models(const TargetConfig& target);
 
+// What --api auto chose and why.
+struct ApiDetection {
+  std::string api;     // an ApiKind name (client/openai_adapter.h)
+  std::string reason;  // which endpoint answered how
+};
+
+// --api auto: probes the server once — GET {root}/api/tags (Ollama), {root}/info (TGI),
+// {root}/props (llama.cpp), {base}/models (OpenAI, or Anthropic by its shapes) — and picks the
+// first that answers in its protocol's shape; "chat" when none does. Fails only when the server
+// cannot be reached.
+Result<ApiDetection> detect_api(const TargetConfig& target);
+
 // A token counter backed by the server's tokenize endpoint (vLLM and SGLang: POST /tokenize with
 // {"model","prompt"}; llama.cpp: POST /tokenize with {"content"}). One body serves all three.
 class ServerTokenizer {

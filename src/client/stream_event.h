@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "metrics/request_record.h"
+
 namespace tokperf {
 
 // The classes of DESIGN.md's contract. One event may carry several (a role beside its first content,
@@ -15,7 +17,7 @@ enum class EventClass : uint8_t {
   kReasoning,  // delta.reasoning_content / delta.reasoning
   kToolCall,   // delta.tool_calls[].function.arguments / name
   kUsage,      // a usage object with token counts
-  kDone,       // data: [DONE]
+  kDone,       // data: [DONE], or the protocol's own end of stream
   kError,      // {"error": …} in the stream
   kOther,      // anything else (empty deltas, finish-only events, keep-alives)
 };
@@ -35,7 +37,10 @@ struct ChunkInfo {
   bool error = false;                  // an error object; message in error_message
   bool parse_error = false;            // payload is not valid JSON / not an object
   bool finish = false;                 // a finish_reason was set
+  bool usage_is_total = false;         // usage here is the request's total, not a running count
+                                       // (TGI's final event carries a token and the total)
   std::string error_message;           // short excerpt, for error / parse_error
+  ServerTimings server;                // the server's own timings, when this event carries them
 
   // True when the event carries at least one generated token (content, reasoning or tool call).
   bool carries_token() const { return content_bytes > 0 || reasoning_bytes > 0 || tool_call_bytes > 0; }

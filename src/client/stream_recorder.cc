@@ -3,11 +3,16 @@
 namespace tokperf {
 
 StreamRecorder::StreamRecorder(ChunkClassifier* classifier)
-    : classifier_(classifier), parser_(this) {}
+    : classifier_(classifier),
+      parser_(this),
+      ndjson_parser_(this),
+      ndjson_(framing_of(classifier->kind()) == Framing::kNdjson) {}
 
 void StreamRecorder::begin(RequestTimeline* timeline) {
   tl_ = timeline;
   parser_.reset();
+  ndjson_parser_.reset();
+  head_.clear();
   now_ns_ = 0;
   last_usage_completion_ = 0;
   saw_finish_ = false;
@@ -19,7 +24,12 @@ void StreamRecorder::begin(RequestTimeline* timeline) {
 
 void StreamRecorder::on_bytes(std::string_view bytes, int64_t t_ns) {
   now_ns_ = t_ns;
-  parser_.feed(bytes);
+  if (head_.size() < kHeadBytes) head_.append(bytes.substr(0, kHeadBytes - head_.size()));
+  if (ndjson_) {
+    ndjson_parser_.feed(bytes);
+  } else {
+    parser_.feed(bytes);
+  }
 }
 
 void StreamRecorder::on_event(const SseEvent& event) {
@@ -40,7 +50,7 @@ void StreamRecorder::on_event(const SseEvent& event) {
     TokenEvent ev{now_ns_, -1, c.content_visible, static_cast<int32_t>(c.content_chars)};
     // With continuous usage (vLLM's continuous_usage_stats) each chunk says how many tokens so far,
     // so the tokens packed into this chunk are known exactly.
-    if (c.usage_completion_tokens >= 0) {
+    if (c.usage_completion_tokens >= 0 && !c.usage_is_total) {
       ev.tokens = static_cast<int32_t>(c.usage_completion_tokens - last_usage_completion_);
     }
     tl.token_events.push_back(ev);
@@ -51,6 +61,28 @@ void StreamRecorder::on_event(const SseEvent& event) {
     tl.usage_completion_tokens = c.usage_completion_tokens;
   }
   if (c.usage_prompt_tokens >= 0) tl.usage_prompt_tokens = c.usage_prompt_tokens;
+  if (c.server.present()) merge_server_timings(c.server, tl.server);
+}
+
+void merge_server_timings(const ServerTimings& from, ServerTimings& into) {
+  auto take = [](auto v, auto& field) {
+    if (v >= 0) field = v;
+  };
+  take(from.prompt_ms, into.prompt_ms);
+  take(from.decode_ms, into.decode_ms);
+  take(from.decode_per_token_ms, into.decode_per_token_ms);
+  take(from.queue_ms, into.queue_ms);
+  take(from.ttft_ms, into.ttft_ms);
+  take(from.load_ms, into.load_ms);
+  take(from.total_ms, into.total_ms);
+  take(from.prompt_tokens, into.prompt_tokens);
+  take(from.cached_tokens, into.cached_tokens);
+  take(from.predicted_tokens, into.predicted_tokens);
+  if (into.source.empty()) {
+    into.source = from.source;
+  } else if (into.source.find(from.source) == std::string::npos) {
+    into.source += "+" + from.source;
+  }
 }
 
 }  // namespace tokperf

@@ -1,15 +1,18 @@
-// Turns one response's bytes into its RequestTimeline: SSE framing (client/sse_parser.h), event
-// classification (client/openai_adapter.h), and the timing contract of docs/metrics.md — every event
-// is stamped with the arrival time of the read that completed it.
+// Turns one response's bytes into its RequestTimeline: SSE or NDJSON framing (client/sse_parser.h,
+// client/ndjson_parser.h, chosen by the classifier's protocol), event classification
+// (client/openai_adapter.h), server-reported timings (RequestTimeline::server), and the timing
+// contract of docs/metrics.md — every event is stamped with the arrival time of the read that
+// completed it.
 //
-// Thread rules: one recorder per in-flight request, on the transport's loop thread. The classifier is
-// shared by all recorders of that thread (it is only used inside on_bytes).
+// Thread rules: one recorder per in-flight request, on the transport's loop thread. The classifier
+// is shared by all recorders of that thread (it is only used inside on_bytes).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "client/ndjson_parser.h"
 #include "client/openai_adapter.h"
 #include "client/sse_parser.h"
 #include "metrics/request_record.h"
@@ -25,19 +28,30 @@ class StreamRecorder final : public SseSink {
   // Feeds the body bytes received at t_ns.
   void on_bytes(std::string_view bytes, int64_t t_ns);
 
-  bool truncated() const { return parser_.has_partial_event(); }
+  bool truncated() const {
+    return ndjson_ ? ndjson_parser_.has_partial_event() : parser_.has_partial_event();
+  }
   bool saw_finish() const { return saw_finish_; }
   int parse_errors() const { return parse_errors_; }
   int stream_errors() const { return stream_errors_; }
   const std::string& first_parse_error() const { return first_parse_error_; }
   const std::string& first_stream_error() const { return first_stream_error_; }
-  uint64_t events() const { return parser_.events_dispatched(); }
+  uint64_t events() const {
+    return ndjson_ ? ndjson_parser_.events_dispatched() : parser_.events_dispatched();
+  }
+  // The first bytes of the body (up to kHeadBytes), to say what arrived when nothing made sense.
+  static constexpr size_t kHeadBytes = 512;
+  const std::string& head() const { return head_; }
+  ApiKind api() const { return classifier_->kind(); }
 
  private:
   void on_event(const SseEvent& event) override;
 
   ChunkClassifier* classifier_;
   SseParser parser_;
+  NdjsonParser ndjson_parser_;
+  bool ndjson_ = false;
+  std::string head_;
   RequestTimeline* tl_ = nullptr;
   int64_t now_ns_ = 0;
   int64_t last_usage_completion_ = 0;
@@ -47,5 +61,8 @@ class StreamRecorder final : public SseSink {
   std::string first_parse_error_;
   std::string first_stream_error_;
 };
+
+// Copies the fields `from` reports (>= 0) into `into`; sources are joined with '+' when two differ.
+void merge_server_timings(const ServerTimings& from, ServerTimings& into);
 
 }  // namespace tokperf

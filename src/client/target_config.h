@@ -10,7 +10,7 @@ namespace tokperf {
 
 struct TargetConfig {
   std::string base_url;              // normalised, ends in /v1 (or the user's own prefix)
-  std::string api = "chat";          // "chat" | "completions"
+  std::string api = "chat";          // a client/openai_adapter.h ApiKind name (--api)
   std::string model;                 // resolved before the run
   std::string api_key;               // secret: never printed, logged or written
   std::vector<std::string> headers;  // extra "Name: value" headers

@@ -36,8 +36,7 @@ BenchRunner::BenchRunner(const BenchConfig& config, RequestBuilder builder, Reco
   topt.http2 = config_.target.http2;
   topt.verify_tls = config_.target.verify_tls;
   transport_ = std::make_unique<Transport>(loop_, topt);
-  classifier_ = std::make_unique<ChunkClassifier>(
-      config_.target.api == "chat" ? ApiKind::kChat : ApiKind::kCompletions);
+  classifier_ = std::make_unique<ChunkClassifier>(builder_.api());
   recent_ttft_ms_.reserve(kRecentTtfts);
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "client/http_fetch.h"
+#include "client/protocol_detect.h"
 #include "core/clock.h"
 
 namespace tokperf {
@@ -71,9 +72,9 @@ void InflightRequest::on_complete(const TransferResult& r, int64_t t_ns) {
 }
 
 bool InflightRequest::is_event_stream() const {
-  // Some servers send no content type on streams; only a declared non-SSE type is "not streaming".
-  return content_type_.empty() || content_type_.find("text/event-stream") != std::string::npos ||
-         content_type_.find("text/plain") != std::string::npos;
+  // Some servers send no content type on streams; only a declared type that cannot carry the
+  // protocol's framing (SSE, or NDJSON for Ollama) is "not streaming".
+  return content_type_fits(recorder_.api(), content_type_);
 }
 
 void InflightRequest::fail(ErrorKind kind, std::string message) {
@@ -93,6 +94,12 @@ void InflightRequest::classify_outcome(const TransferResult& r) {
     return fail(ErrorKind::kRateLimited,
                 fmt::format("HTTP 429 (rate limited): {}", body_excerpt(error_body_)));
   }
+  if (status == 404 || status == 405) {  // often a server of another protocol than --api
+    return fail(ErrorKind::kHttp,
+                fmt::format("HTTP {}: {} (no --api {} endpoint here: the server may speak another "
+                            "protocol; --api auto probes it)",
+                            status, body_excerpt(error_body_), api_kind_name(recorder_.api())));
+  }
   if (status >= 300) {
     return fail(ErrorKind::kHttp, fmt::format("HTTP {}: {}", status, body_excerpt(error_body_)));
   }
@@ -106,10 +113,18 @@ void InflightRequest::classify_outcome(const TransferResult& r) {
     return fail(k, what);
   }
   if (status >= 200 && !is_event_stream()) {
+    std::string foreign = describe_foreign_stream(recorder_.api(), content_type_, error_body_);
+    if (!foreign.empty()) return fail(ErrorKind::kNotStreaming, std::move(foreign));
     return fail(ErrorKind::kNotStreaming,
                 fmt::format("the server answered '{}', not a text/event-stream, to a streaming "
                             "request: {}",
                             content_type_, body_excerpt(error_body_)));
+  }
+  // Nothing usable arrived: say what did when it is another protocol (wrong --api, a proxy).
+  if (tl_.token_events.empty() && !tl_.saw_done && !recorder_.saw_finish() &&
+      recorder_.stream_errors() == 0) {
+    std::string foreign = describe_foreign_stream(recorder_.api(), content_type_, recorder_.head());
+    if (!foreign.empty()) return fail(ErrorKind::kParse, std::move(foreign));
   }
   if (recorder_.stream_errors() > 0) {
     return fail(ErrorKind::kStreamError, fmt::format("the server sent an error in the stream: {}",

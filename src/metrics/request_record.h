@@ -42,6 +42,38 @@ struct TokenEvent {
   int32_t chars = 0;       // visible content characters (code points) in this event
 };
 
+// What the server reported about this request, in its own clock, when the protocol carries it
+// (docs/requests-schema.md, "server_*"). Every field is optional: -1 means "not reported". `source`
+// names where the numbers came from ("" when none were reported):
+//   "llamacpp.timings"  llama.cpp's `timings` object (native /completion, and the final chunk of
+//   its
+//                       OpenAI-compatible streams): prompt_ms, decode_ms (predicted_ms),
+//                       decode_per_token_ms, prompt_tokens (prompt_n), cached_tokens (cache_n),
+//                       predicted_tokens (predicted_n)
+//   "ollama.durations"  Ollama's final NDJSON object (nanoseconds, converted to ms): prompt_ms
+//                       (prompt_eval_duration), decode_ms (eval_duration), load_ms, total_ms,
+//                       prompt_tokens (prompt_eval_count), predicted_tokens (eval_count)
+//   "vllm.metrics"      vLLM's per-request `metrics` object (--enable-per-request-metrics): ttft_ms
+//                       and prompt_ms (time_to_first_token_ms, measured from scheduling, so it is
+//                       the prefill interval), queue_ms, decode_ms (generation_time_ms),
+//                       decode_per_token_ms (mean_itl_ms)
+// These are the server's intervals; the client's TTFT minus (queue_ms + prompt_ms) is network,
+// HTTP and tokenization time (issue 11 decomposes TTFT this way).
+struct ServerTimings {
+  double prompt_ms = -1;            // prefill of the prompt (tokens not served from cache)
+  double decode_ms = -1;            // generation after the first token (or all of it, per server)
+  double decode_per_token_ms = -1;  // the server's own mean time per generated token
+  double queue_ms = -1;             // waiting before being scheduled
+  double ttft_ms = -1;              // the server's own time to first token
+  double load_ms = -1;              // model load before the request ran (Ollama)
+  double total_ms = -1;             // the whole request, per the server (Ollama)
+  int64_t prompt_tokens = -1;       // prompt tokens the server evaluated (excluding cached)
+  int64_t cached_tokens = -1;       // prompt tokens served from the prefix cache
+  int64_t predicted_tokens = -1;    // tokens the server generated
+  std::string source;               // see above; "" when the server reported nothing
+  bool present() const { return !source.empty(); }
+};
+
 struct RequestTimeline {
   uint64_t seq = 0;            // order of creation within the run
   std::string request_id;      // also sent as X-Request-Id
@@ -62,6 +94,7 @@ struct RequestTimeline {
   int64_t prompt_tokens_sent = -1;  // what the client built (exact with a tokenizer), -1 unknown
   bool saw_done = false;
   int http_status = 0;
+  ServerTimings server;  // what the server reported about this request, if anything
   RequestError error;
   bool ok() const { return error.kind == ErrorKind::kNone; }
 };

@@ -42,7 +42,7 @@ json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
              {"message", t.error.message}};
   }
   // Key order is not significant (nlohmann sorts keys); the schema document lists them.
-  return {
+  json record = {
       {"schema_version", kRequestsSchemaVersion},
       {"seq", t.seq},
       {"request_id", t.request_id},
@@ -74,6 +74,23 @@ json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
       {"chunks", t.chunks},
       {"saw_done", t.saw_done},
   };
+  // What the server reported about the request (docs/requests-schema.md, "server_*"): present only
+  // when the protocol carried timings, each null when that one was not given.
+  const ServerTimings& sv = t.server;
+  if (sv.present()) {
+    record["server_timings_source"] = sv.source;
+    record["server_prompt_ms"] = ms_or_null_if_negative(sv.prompt_ms);
+    record["server_decode_ms"] = ms_or_null_if_negative(sv.decode_ms);
+    record["server_decode_per_token_ms"] = ms_or_null_if_negative(sv.decode_per_token_ms);
+    record["server_queue_ms"] = ms_or_null_if_negative(sv.queue_ms);
+    record["server_ttft_ms"] = ms_or_null_if_negative(sv.ttft_ms);
+    record["server_load_ms"] = ms_or_null_if_negative(sv.load_ms);
+    record["server_total_ms"] = ms_or_null_if_negative(sv.total_ms);
+    record["server_prompt_tokens"] = count_or_null(sv.prompt_tokens);
+    record["server_cached_tokens"] = count_or_null(sv.cached_tokens);
+    record["server_predicted_tokens"] = count_or_null(sv.predicted_tokens);
+  }
+  return record;
 }
 
 json dist_stats_json(const DistStats& s) {

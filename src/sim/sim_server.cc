@@ -6,12 +6,14 @@
 #include <time.h>
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "core/clock.h"
 #include "net/event_loop.h"
 #include "net/http_server.h"
 #include "sim/openai_chunks.h"
+#include "sim/protocol_chunks.h"
 #include "sim/serving_metrics.h"
 #include "sim/sim_text.h"
 
@@ -51,6 +53,60 @@ std::string prompt_text(const nlohmann::json& body, bool chat) {
   return text;
 }
 
+// The prompt text of a request in one of the other protocols.
+std::string protocol_prompt_text(const nlohmann::json& body, SimProtocol p) {
+  switch (p) {
+    case SimProtocol::kAnthropic:
+    case SimProtocol::kOllamaChat:
+      return prompt_text(body, true);
+    case SimProtocol::kResponses: {
+      if (!body.contains("input")) return "";
+      const auto& in = body["input"];
+      if (in.is_string()) return in.get<std::string>();
+      std::string text;
+      if (!in.is_array()) return text;
+      for (const auto& m : in) {  // [{role, content: "..." | [{type: input_text, text}]}]
+        if (!m.is_object() || !m.contains("content")) continue;
+        const auto& c = m["content"];
+        if (c.is_string()) text += c.get<std::string>() + "\n";
+        if (!c.is_array()) continue;
+        for (const auto& part : c) {
+          if (part.is_object() && part.contains("text") && part["text"].is_string()) {
+            text += part["text"].get<std::string>() + "\n";
+          }
+        }
+      }
+      return text;
+    }
+    case SimProtocol::kOllamaGenerate:
+    case SimProtocol::kLlamaCpp:
+      return prompt_text(body, false);
+    case SimProtocol::kTgi:
+      return body.contains("inputs") && body["inputs"].is_string()
+                 ? body["inputs"].get<std::string>()
+                 : std::string();
+  }
+  return "";
+}
+
+// Where each protocol puts the output-token limit (JSON pointer).
+const char* max_tokens_pointer(SimProtocol p) {
+  switch (p) {
+    case SimProtocol::kAnthropic:
+      return "/max_tokens";
+    case SimProtocol::kResponses:
+      return "/max_output_tokens";
+    case SimProtocol::kOllamaChat:
+    case SimProtocol::kOllamaGenerate:
+      return "/options/num_predict";
+    case SimProtocol::kTgi:
+      return "/parameters/max_new_tokens";
+    case SimProtocol::kLlamaCpp:
+      return "/n_predict";
+  }
+  return "/max_tokens";
+}
+
 }  // namespace
 
 // A generation request being answered (loop thread only).
@@ -60,12 +116,14 @@ struct Stream {
   uint64_t id = 0;
   std::shared_ptr<HttpResponse> resp;
   OpenAiChunks chunks;
+  std::optional<ProtocolChunks> protocol;  // set for the non-OpenAI paths
   bool chat = true;
   bool stream = true;
   bool include_usage = false;
   int64_t prompt_tokens = 0;
   int64_t max_tokens = 0;
   int64_t received_ns = 0;
+  int64_t first_token_ns = 0;
   int64_t last_token_ns = 0;
   int64_t tokens = 0;
   std::string out;  // reused write buffer
@@ -85,7 +143,8 @@ struct SimServer::Impl {
   int64_t block_size = 16;
 
   void handle(HttpRequest& req, std::shared_ptr<HttpResponse> resp);
-  void generate(HttpRequest& req, std::shared_ptr<HttpResponse> resp, bool chat);
+  void generate(HttpRequest& req, std::shared_ptr<HttpResponse> resp, bool chat,
+                std::optional<SimProtocol> protocol = std::nullopt);
   void tokenize(HttpRequest& req, HttpResponse& resp);
   void models(HttpResponse& resp);
   void on_event(Stream& s, const SeqEvent& ev);
@@ -131,7 +190,8 @@ void SimServer::Impl::tokenize(HttpRequest& req, HttpResponse& resp) {
   resp.reply_json(200, j.dump());
 }
 
-void SimServer::Impl::generate(HttpRequest& req, std::shared_ptr<HttpResponse> resp, bool chat) {
+void SimServer::Impl::generate(HttpRequest& req, std::shared_ptr<HttpResponse> resp, bool chat,
+                               std::optional<SimProtocol> protocol) {
   auto reject = [&](int status, const std::string& message, const char* type) {
     owner->counters_.rejected.fetch_add(1, std::memory_order_relaxed);
     error(*resp, status, message, type);
@@ -147,22 +207,44 @@ void SimServer::Impl::generate(HttpRequest& req, std::shared_ptr<HttpResponse> r
                               body["model"].get<std::string>(), owner->served_model_),
                   "NotFoundError");
   }
-  if (chat && (!body.contains("messages") || !body["messages"].is_array())) {
-    return reject(400, "\"messages\" must be a list of messages", "BadRequestError");
+  if (protocol) {
+    const bool ndjson =
+        *protocol == SimProtocol::kOllamaChat || *protocol == SimProtocol::kOllamaGenerate;
+    // Ollama streams unless told not to; TGI's /generate_stream always streams.
+    const bool streams = *protocol == SimProtocol::kTgi || body.value("stream", ndjson);
+    if (!streams) {
+      return reject(400, "the simulator answers this path only as a stream; set \"stream\": true",
+                    "BadRequestError");
+    }
+    const bool wants_messages =
+        *protocol == SimProtocol::kAnthropic || *protocol == SimProtocol::kOllamaChat;
+    if (wants_messages && (!body.contains("messages") || !body["messages"].is_array())) {
+      return reject(400, "\"messages\" must be a list of messages", "BadRequestError");
+    }
+  } else {
+    if (chat && (!body.contains("messages") || !body["messages"].is_array())) {
+      return reject(400, "\"messages\" must be a list of messages", "BadRequestError");
+    }
+    if (!chat && !body.contains("prompt"))
+      return reject(400, "\"prompt\" is required", "BadRequestError");
   }
-  if (!chat && !body.contains("prompt"))
-    return reject(400, "\"prompt\" is required", "BadRequestError");
   if (body.value("n", 1) != 1) return reject(400, "only n = 1 is simulated", "BadRequestError");
 
-  const std::string text = prompt_text(body, chat);
+  const std::string text =
+      protocol ? protocol_prompt_text(body, *protocol) : prompt_text(body, chat);
   // At least one token: a real chat template or BOS always gives the engine something to prefill.
   const int64_t prompt_tokens = std::max<int64_t>(1, count_tokens(text));
   const int64_t room = owner->max_model_len_ - prompt_tokens;
   int64_t max_tokens = room;
-  for (const char* key : {"max_tokens", "max_completion_tokens"}) {
-    if (body.contains(key) && body[key].is_number_integer()) {
-      max_tokens = body[key].get<int64_t>();
-      break;
+  if (protocol) {
+    const nlohmann::json::json_pointer ptr(max_tokens_pointer(*protocol));
+    if (body.contains(ptr) && body[ptr].is_number_integer()) max_tokens = body[ptr].get<int64_t>();
+  } else {
+    for (const char* key : {"max_tokens", "max_completion_tokens"}) {
+      if (body.contains(key) && body[key].is_number_integer()) {
+        max_tokens = body[key].get<int64_t>();
+        break;
+      }
     }
   }
   if (max_tokens < 1 && room >= 1) {
@@ -182,6 +264,10 @@ void SimServer::Impl::generate(HttpRequest& req, std::shared_ptr<HttpResponse> r
                                     OpenAiChunks(owner->served_model_, chat, id, kCreatedUnixS));
   s->chat = chat;
   s->stream = body.value("stream", false);
+  if (protocol) {
+    s->protocol.emplace(*protocol, owner->served_model_, id);
+    s->stream = true;
+  }
   s->include_usage = s->stream && body.contains("stream_options") &&
                      body["stream_options"].is_object() &&
                      body["stream_options"].value("include_usage", false);
@@ -200,7 +286,16 @@ void SimServer::Impl::generate(HttpRequest& req, std::shared_ptr<HttpResponse> r
   Status st = driver->submit(r, [this, raw](const SeqEvent& ev) { on_event(*raw, ev); });
   if (!st.ok()) return reject(400, st.error(), "BadRequestError");
   owner->counters_.generation_requests.fetch_add(1, std::memory_order_relaxed);
-  if (s->stream) s->resp->start_sse();
+  if (s->protocol) {
+    s->resp->start(200,
+                   {{"Content-Type", s->protocol->content_type()}, {"Cache-Control", "no-cache"}},
+                   HttpResponse::Mode::kChunked);
+    s->out.clear();
+    s->protocol->begin(s->out, prompt_tokens);
+    s->resp->write(s->out);
+  } else if (s->stream) {
+    s->resp->start_sse();
+  }
   resp->on_close([this, id] {
     auto it = streams.find(id);
     if (it == streams.end()) return;
@@ -225,12 +320,18 @@ void SimServer::Impl::on_event(Stream& s, const SeqEvent& ev) {
         metrics.itl_s.observe(gap_s);
         metrics.tpot_s.observe(gap_s);
       }
+      if (ev.kind == SeqEventKind::kFirstToken) s.first_token_ns = ev.t_ns;
       s.last_token_ns = ev.t_ns;
       ++metrics.generation_tokens_total;
       ++tokens_emitted;
       const int64_t index = s.tokens++;
       if (!s.stream) return;
       s.out.clear();
+      if (s.protocol) {
+        s.protocol->token(s.out, filler_token(index), index, s.prompt_tokens);
+        s.resp->write(s.out);
+        return;
+      }
       if (index == 0 && s.chat) s.chunks.role(s.out);
       s.chunks.token(s.out, filler_token(index));
       s.resp->write(s.out);  // a peer that is gone is noticed by on_close
@@ -241,7 +342,21 @@ void SimServer::Impl::on_event(Stream& s, const SeqEvent& ev) {
       ++(reason == "length" ? metrics.success_length : metrics.success_stop);
       metrics.prompt_tokens_total += s.prompt_tokens;
       metrics.e2e_s.observe(static_cast<double>(ev.t_ns - s.received_ns) / 1e9);
-      if (s.stream) {
+      if (s.protocol) {
+        StreamTotals t;
+        t.prompt_tokens = s.prompt_tokens;
+        t.output_tokens = ev.output_tokens;
+        t.length = reason == "length";
+        if (s.first_token_ns > 0) {
+          t.prompt_ms = static_cast<double>(s.first_token_ns - s.received_ns) / 1e6;
+          t.decode_ms = static_cast<double>(s.last_token_ns - s.first_token_ns) / 1e6;
+        }
+        t.total_ms = static_cast<double>(ev.t_ns - s.received_ns) / 1e6;
+        s.out.clear();
+        s.protocol->end(s.out, t);
+        s.resp->write(s.out);
+        s.resp->finish();
+      } else if (s.stream) {
         s.out.clear();
         s.chunks.finish(s.out, reason);
         if (s.include_usage) s.chunks.usage(s.out, s.prompt_tokens, ev.output_tokens);
@@ -267,6 +382,16 @@ void SimServer::Impl::handle(HttpRequest& req, std::shared_ptr<HttpResponse> res
   }
   if (req.method == "POST" && (p == "/v1/completions" || p == "/completions")) {
     return generate(req, std::move(resp), false);
+  }
+  if (req.method == "POST") {  // the other protocols, each on its own path
+    std::optional<SimProtocol> proto;
+    if (p == "/v1/messages" || p == "/messages") proto = SimProtocol::kAnthropic;
+    if (p == "/v1/responses" || p == "/responses") proto = SimProtocol::kResponses;
+    if (p == "/api/chat") proto = SimProtocol::kOllamaChat;
+    if (p == "/api/generate") proto = SimProtocol::kOllamaGenerate;
+    if (p == "/generate_stream") proto = SimProtocol::kTgi;
+    if (p == "/completion") proto = SimProtocol::kLlamaCpp;
+    if (proto) return generate(req, std::move(resp), false, proto);
   }
   if (req.method == "GET" && (p == "/v1/models" || p == "/models")) return models(*resp);
   if (req.method == "POST" && (p == "/tokenize" || p == "/v1/tokenize"))

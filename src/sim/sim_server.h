@@ -3,6 +3,11 @@
 //   GET  /v1/models                 the served model id, with max_model_len
 //   POST /v1/chat/completions       streaming (SSE) or not; usage chunk with
 //   POST /v1/completions            stream_options.include_usage; ignore_eos; max_tokens
+//   POST /v1/messages               Anthropic Messages events (SSE), stream only
+//   POST /v1/responses              OpenAI Responses events (SSE), stream only
+//   POST /api/chat, /api/generate   Ollama NDJSON, with *_duration timings on the last line
+//   POST /generate_stream           TGI token events with details on the last
+//   POST /completion                llama.cpp native events with `timings` on the last
 //   POST /tokenize                  {"prompt"|"messages"|"content"} -> {"count","tokens",...}
 //   GET  /health                    200 once listening
 //   GET  /metrics                   Prometheus text in vLLM's names (sim/serving_metrics.h)

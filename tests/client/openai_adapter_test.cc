@@ -22,10 +22,16 @@ TEST(OpenAiAdapterTest, ApiKindNamesRoundTrip) {
   EXPECT_STREQ(api_kind_name(ApiKind::kChat), "chat");
   EXPECT_STREQ(api_kind_name(ApiKind::kCompletions), "completions");
   EXPECT_EQ(*parse_api_kind("completions"), ApiKind::kCompletions);
-  auto bad = parse_api_kind("responses");
+  for (auto name : {"chat", "completions", "anthropic", "responses", "ollama", "ollama-generate",
+                    "tgi", "llamacpp"}) {
+    auto k = parse_api_kind(name);
+    ASSERT_TRUE(k.ok()) << name;
+    EXPECT_STREQ(api_kind_name(*k), name);
+  }
+  auto bad = parse_api_kind("gemini");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().find("responses"), std::string::npos);
-  EXPECT_NE(bad.error().find("chat, completions"), std::string::npos);
+  EXPECT_NE(bad.error().find("gemini"), std::string::npos);
+  EXPECT_NE(bad.error().find("chat, completions, anthropic"), std::string::npos);
 }
 
 TEST(OpenAiAdapterTest, Done) {

@@ -1,5 +1,7 @@
 #include "client/request_builder.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -89,6 +91,61 @@ TEST(RequestBuilder, HeadersCarryTheKeyAndTheRequestId) {
   EXPECT_NE(std::find(h.begin(), h.end(), "Authorization: Bearer sk-secret"), h.end());
   EXPECT_NE(std::find(h.begin(), h.end(), "X-Request-Id: run-7"), h.end());
   EXPECT_NE(std::find(h.begin(), h.end(), "X-Team: a"), h.end());
+}
+
+TEST(RequestBuilder, EveryProtocolHasItsPathBodyAndHeaders) {
+  PromptConfig p;
+  p.text = "hello";
+  p.output_tokens = 12;
+  struct Case {
+    const char* api;
+    const char* url;
+    const char* prompt_ptr;
+    const char* max_ptr;
+  };
+  for (Case c :
+       {Case{"anthropic", "http://127.0.0.1:8000/v1/messages", "/messages/0/content",
+             "/max_tokens"},
+        Case{"responses", "http://127.0.0.1:8000/v1/responses", "/input", "/max_output_tokens"},
+        Case{"ollama", "http://127.0.0.1:8000/api/chat", "/messages/0/content",
+             "/options/num_predict"},
+        Case{"ollama-generate", "http://127.0.0.1:8000/api/generate", "/prompt",
+             "/options/num_predict"},
+        Case{"tgi", "http://127.0.0.1:8000/generate_stream", "/inputs",
+             "/parameters/max_new_tokens"},
+        Case{"llamacpp", "http://127.0.0.1:8000/completion", "/prompt", "/n_predict"}}) {
+    TargetConfig t = target(c.api);
+    t.api_key = "k";
+    auto b = RequestBuilder::create(t, p);
+    ASSERT_TRUE(b.ok()) << c.api << ": " << b.error();
+    EXPECT_EQ(b->url(), c.url);
+    EXPECT_STREQ(api_kind_name(b->api()), c.api);
+    for (const std::string& body : {b->body("n "), b->body_for("n ", "hello", 12)}) {
+      auto j = nlohmann::json::parse(body);
+      EXPECT_EQ(j[nlohmann::json::json_pointer(c.prompt_ptr)], "n hello") << c.api;
+      EXPECT_EQ(j[nlohmann::json::json_pointer(c.max_ptr)], 12) << c.api;
+      EXPECT_FALSE(j.contains("stream_options")) << c.api;  // OpenAI's only
+      EXPECT_EQ(j.value("stream", std::string(c.api) != "tgi"), std::string(c.api) != "tgi")
+          << c.api;
+    }
+    auto j = nlohmann::json::parse(b->body_for("", "other", 99));
+    EXPECT_EQ(j[nlohmann::json::json_pointer(c.prompt_ptr)], "other");
+    EXPECT_EQ(j[nlohmann::json::json_pointer(c.max_ptr)], 99);
+    const auto h = b->headers("r1");
+    auto has = [&](std::string_view x) {
+      return std::find(h.begin(), h.end(), std::string(x)) != h.end();
+    };
+    if (std::string(c.api) == "anthropic") {
+      EXPECT_TRUE(has("x-api-key: k"));
+      EXPECT_TRUE(has("anthropic-version: 2023-06-01"));
+      EXPECT_FALSE(has("Authorization: Bearer k"));
+    } else {
+      EXPECT_TRUE(has("Authorization: Bearer k"));
+    }
+    EXPECT_TRUE(has(std::string(c.api).rfind("ollama", 0) == 0 ? "Accept: application/x-ndjson"
+                                                               : "Accept: text/event-stream"));
+  }
+  EXPECT_FALSE(RequestBuilder::create(target("gemini"), p).ok());
 }
 
 }  // namespace

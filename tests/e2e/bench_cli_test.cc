@@ -203,5 +203,48 @@ TEST(BenchCli, CtrlCStopsWritesEverythingAndExits130) {
   EXPECT_GT(lines, 4);
 }
 
+TEST(BenchCli, EveryApiRunsAgainstTheBuiltInSimulatorAndRecordsServerTimings) {
+  // Without --url, --api picks the simulated server's path for that protocol.
+  std::string dir = temp_dir("bench_ollama");
+  Child c =
+      run_tokperf({"bench", "--api", "ollama", "--requests", "3", "--concurrency", "1",
+                   "--input-tokens", "40", "--output-tokens", "6", "--ignore-eos", "--out", dir});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  std::ifstream in(dir + "/requests.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    auto r = nlohmann::json::parse(line);
+    ++lines;
+    EXPECT_TRUE(r["ok"].get<bool>()) << line;
+    EXPECT_EQ(r["output_tokens"], 6);
+    EXPECT_EQ(r["server_timings_source"], "ollama.durations");
+    ASSERT_TRUE(r["server_prompt_ms"].is_number()) << line;
+    EXPECT_LE(r["server_prompt_ms"].get<double>(), r["ttft_ms"].get<double>());
+    EXPECT_TRUE(r["server_decode_ms"].is_number());
+    EXPECT_EQ(r["server_predicted_tokens"], 6);
+    EXPECT_TRUE(r["server_queue_ms"].is_null());  // Ollama does not report it
+  }
+  EXPECT_GE(lines, 3);
+  // OpenAI chat against the simulator reports no server timings: the fields are absent.
+  dir = temp_dir("bench_chat_no_timings");
+  c = run_tokperf(
+      {"bench", "--requests", "2", "--concurrency", "1", "--output-tokens", "3", "--out", dir});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  std::ifstream in2(dir + "/requests.jsonl");
+  ASSERT_TRUE(std::getline(in2, line));
+  EXPECT_FALSE(nlohmann::json::parse(line).contains("server_prompt_ms")) << line;
+}
+
+TEST(BenchCli, ApiAutoProbesOnceAndSaysWhatItChose) {
+  Child c = run_tokperf(
+      {"bench", "--api", "auto", "--requests", "2", "--concurrency", "1", "--output-tokens", "3"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.err.find("--api auto chose chat"), std::string::npos) << c.err;
+  c = run_tokperf({"bench", "--url", "http://127.0.0.1:1", "--api", "auto", "--requests", "1"});
+  EXPECT_EQ(c.exit_code, 3) << c.err;  // unreachable: named, before any load
+  EXPECT_NE(c.err.find("127.0.0.1:1"), std::string::npos) << c.err;
+}
+
 }  // namespace
 }  // namespace tokperf
