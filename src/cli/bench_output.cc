@@ -24,6 +24,9 @@
 #include "report/console_table.h"
 #include "report/html_report.h"
 #include "report/json_output.h"
+#include "servermetrics/live_exposition.h"
+#include "servermetrics/scraper.h"
+#include "servermetrics/server_report.h"
 #include "store/history_store.h"
 
 namespace tokperf {
@@ -99,9 +102,44 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
              config.prompt.input_tokens, config.prompt.input_tokens_note,
              config.prompt.output_tokens);
 
+  // tokperf's own live metrics (--metrics-port), served on a thread of its own.
+  std::unique_ptr<servermetrics::LiveExposition> live;
+  if (config.metrics_port >= 0) {
+    live = std::make_unique<servermetrics::LiveExposition>();
+    Status st = live->start(static_cast<uint16_t>(config.metrics_port));
+    if (!st) throw UsageError(st.error());
+    fmt::print(out, "live metrics: http://127.0.0.1:{}/metrics (Prometheus text)\n", live->port());
+  }
+  // The engine's own metrics (--server-metrics): a baseline now, before warm-up, then a scraper
+  // thread of its own; the measured loop only ever queues a level-end scrape.
+  std::unique_ptr<servermetrics::ServerScraper> scraper;
+  if (config.server_metrics) {
+    servermetrics::ScraperOptions so;
+    so.urls = config.server_metrics_urls;
+    if (so.urls.empty()) so.urls.push_back(servermetrics::default_metrics_url(config.target.base_url));
+    so.interval_ns = config.server_metrics_interval_ns;
+    scraper = std::make_unique<servermetrics::ServerScraper>(so);
+    scraper->baseline();
+    for (const auto& u : scraper->series()) {
+      const servermetrics::Scrape& b = u.scrapes.front();
+      if (b.ok) {
+        fmt::print(out, "server metrics: {} ({}), every {} s\n", u.url,
+                   servermetrics::engine_name(servermetrics::detect_engine(b.data)),
+                   static_cast<double>(so.interval_ns) / 1e9);
+      } else {
+        fmt::print(stderr,
+                   "tokperf: server metrics: {} did not answer usable metrics ({}); the benchmark "
+                   "goes on, retrying every scrape\n",
+                   u.url, b.error);
+      }
+    }
+    scraper->start();
+  }
+
   std::vector<RequestTimeline> records;
   std::string write_error;
   BenchRunner runner(config, std::move(*builder), [&](const RequestTimeline& t) {
+    if (live) live->record(t);
     RequestMetrics m = compute_request_metrics(t);
     if (jsonl.is_open() && write_error.empty()) {
       Status st = jsonl.write(t, m);
@@ -109,7 +147,13 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
     }
     records.push_back(t);
   });
-  if (config.load.progress) runner.set_progress_sink(&print_progress);
+  if (config.load.progress || live) {
+    runner.set_progress_sink([&](const LevelProgress& p) {
+      if (live) live->progress(p.level, p.in_flight, p.queued);
+      if (config.load.progress) print_progress(p);
+    });
+  }
+  if (scraper) runner.set_level_end_sink([&](int level) { scraper->mark_level_end(level); });
   int64_t started_us = wall_us();
   bool completed;
   {
@@ -127,6 +171,14 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   outcome.self = runner.self_measure();
   outcome.completed = completed;
   outcome.started_unix_us = started_us;
+  if (scraper) {
+    scraper->stop();
+    std::vector<int> levels;
+    for (const auto& l : outcome.levels) levels.push_back(l.level);
+    outcome.server = std::make_shared<servermetrics::ServerReport>(servermetrics::build_server_report(
+        scraper->series(), true, levels, outcome.records));
+  }
+  if (live) live->stop();
   (void)jsonl.close();
   if (!write_error.empty()) {
     fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", write_error);
@@ -163,6 +215,23 @@ int report_run(const BenchConfig& config, const RunOutcome& outcome,
 
   fmt::print(out, "{}", render_level_table(summaries));
   fmt::print(out, "{}", render_level_details(summaries, reports, config.slo));
+  // The server's side: scraped windows (bench --server-metrics) or per-request server timings.
+  std::shared_ptr<const servermetrics::ServerReport> server = outcome.server;
+  if (!server) {
+    std::vector<int> levels;
+    for (const auto& l : outcome.levels) levels.push_back(l.level);
+    auto r = servermetrics::build_server_report({}, false, levels, records);
+    if (r.has_per_request()) server = std::make_shared<servermetrics::ServerReport>(std::move(r));
+  }
+  std::vector<std::string> level_labels;
+  for (const auto& l : server ? server->levels : std::vector<servermetrics::ServerLevel>{}) {
+    std::string label = std::to_string(l.level + 1);
+    for (const auto& s : summaries) {
+      if (s.params.level == l.level) label = s.params.label;
+    }
+    level_labels.push_back(label);
+  }
+  if (server) fmt::print(out, "{}", servermetrics::render_server_view(*server, level_labels));
   KneeResult knee = find_sweep_knee(summaries);
   if (knee.found) fmt::print(out, "knee: {}\n", knee.explanation);
   fmt::print(out, "{}", render_error_breakdown(summaries));
@@ -174,9 +243,21 @@ int report_run(const BenchConfig& config, const RunOutcome& outcome,
     summary["levels"][i].update(level_report_json(reports[i]));
   }
   summary["knee"] = knee_json(knee);
+  if (server) {
+    summary["server"] = servermetrics::server_run_json(*server);
+    for (size_t i = 0; i < summaries.size(); ++i) {
+      for (const auto& l : server->levels) {
+        if (l.level == summaries[i].params.level) {
+          summary["levels"][i]["server"] = servermetrics::server_level_json(l);
+        }
+      }
+    }
+  }
   if (!config.out_dir.empty()) {
     auto rows = build_timeseries(records, outcome.start_ns, outcome.end_ns, outcome.samples);
-    Status ts = write_timeseries_csv(config.out_dir + "/timeseries.csv", rows);
+    std::vector<TimeseriesColumn> server_cols;
+    if (server) server_cols = servermetrics::server_timeseries_columns(*server, outcome.start_ns, rows.size());
+    Status ts = write_timeseries_csv(config.out_dir + "/timeseries.csv", rows, server_cols);
     if (!ts) fmt::print(stderr, "tokperf: cannot write timeseries.csv: {}\n", ts.error());
     summary["files"] = {{"requests", "requests.jsonl"}, {"timeseries", "timeseries.csv"}};
     Status st = write_json_file(config.out_dir + "/summary.json", summary);

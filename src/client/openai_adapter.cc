@@ -80,6 +80,41 @@ error_code read_usage(od::value v, ChunkInfo& out) {
   return SUCCESS;
 }
 
+// llama.cpp's per-request `timings` {prompt_n, prompt_ms, predicted_n, predicted_ms, cache_n, …}
+// on the final chunk (the simulator adds queue_ms). Issue 11's one place that reads them.
+error_code read_timings(od::value v, ChunkInfo& out) {
+  od::json_type t;
+  if (auto e = v.type().get(t)) return e;
+  if (t != od::json_type::object) return SUCCESS;
+  od::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field_result : obj) {
+    od::field field;
+    if (auto e = std::move(field_result).get(field)) return e;
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    double* ms = key == "prompt_ms"      ? &out.timings.prompt_ms
+                 : key == "predicted_ms" ? &out.timings.predicted_ms
+                 : key == "queue_ms"     ? &out.timings.queue_ms
+                                         : nullptr;
+    int64_t* n = key == "prompt_n"      ? &out.timings.prompt_n
+                 : key == "predicted_n" ? &out.timings.predicted_n
+                 : key == "cache_n"     ? &out.timings.cache_n
+                                        : nullptr;
+    if (ms) {
+      od::json_type ft;
+      if (auto e = field.value().type().get(ft)) return e;
+      if (ft != od::json_type::number) continue;
+      double d;
+      if (auto e = field.value().get_double().get(d)) return e;
+      if (d >= 0 && d < 1e12) *ms = d;
+    } else if (n) {
+      if (auto e = read_count(field.value(), n)) return e;
+    }
+  }
+  return SUCCESS;
+}
+
 error_code read_tool_calls(od::value v, ChunkInfo& out) {
   od::json_type t;
   if (auto e = v.type().get(t)) return e;
@@ -279,6 +314,8 @@ ChunkInfo ChunkClassifier::classify(std::string_view data) {
       err = read_choices(field.value(), kind_, out);
     } else if (key == "usage") {
       err = read_usage(field.value(), out);
+    } else if (key == "timings") {
+      err = read_timings(field.value(), out);
     } else if (key == "error") {
       err = read_error(field.value(), data, out);
     }

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "metrics/request_record.h"
+
 namespace tokperf {
 
 // The classes of DESIGN.md's contract. One event may carry several (a role beside its first content,
@@ -36,6 +38,7 @@ struct ChunkInfo {
   bool parse_error = false;            // payload is not valid JSON / not an object
   bool finish = false;                 // a finish_reason was set
   std::string error_message;           // short excerpt, for error / parse_error
+  ResponseTimings timings;             // llama.cpp-style `timings` object (final chunk)
 
   // True when the event carries at least one generated token (content, reasoning or tool call).
   bool carries_token() const { return content_bytes > 0 || reasoning_bytes > 0 || tool_call_bytes > 0; }

@@ -51,6 +51,7 @@ void StreamRecorder::on_event(const SseEvent& event) {
     tl.usage_completion_tokens = c.usage_completion_tokens;
   }
   if (c.usage_prompt_tokens >= 0) tl.usage_prompt_tokens = c.usage_prompt_tokens;
+  if (c.timings.prompt_ms >= 0) tl.response_timings = c.timings;
 }
 
 }  // namespace tokperf

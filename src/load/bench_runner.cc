@@ -361,6 +361,7 @@ void BenchRunner::finish_level() {
   LevelRunInfo& info = infos_.back();
   if (info.end_ns != 0) return;  // already finished
   info.end_ns = mono_ns();
+  if (level_end_) level_end_(info.level);
   if (info.open_loop) {
     // Achieved rate: measured sends over the span of their intended starts, so that a schedule of
     // N arrivals over T seconds reads N/T when kept.

@@ -91,6 +91,9 @@ class BenchRunner {
   ~BenchRunner();
 
   void set_progress_sink(ProgressSink sink) { progress_ = std::move(sink); }
+  // Called on the loop thread the moment a level ends (its end_ns is set); must not block — e.g.
+  // servermetrics::ServerScraper::mark_level_end, which only queues a scrape.
+  void set_level_end_sink(std::function<void(int level)> sink) { level_end_ = std::move(sink); }
 
   // Runs every level. Returns false when interrupted.
   bool run();
@@ -131,6 +134,7 @@ class BenchRunner {
   RequestBuilder builder_;
   RecordSink on_record_;
   ProgressSink progress_;
+  std::function<void(int)> level_end_;
   EventLoop loop_;
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<ChunkClassifier> classifier_;

@@ -42,6 +42,18 @@ struct TokenEvent {
   int32_t chars = 0;       // visible content characters (code points) in this event
 };
 
+// The server's own timings for this request as its final chunk reported them (llama.cpp's
+// `timings`; the simulator adds `queue_ms`). -1: not reported. Issue 11's stand-in: the lead swaps
+// it for issue 10's server-reported struct at merge (read only by servermetrics/ttft_decomposition).
+struct ResponseTimings {
+  double prompt_ms = -1;     // prefill
+  double predicted_ms = -1;  // decode
+  double queue_ms = -1;      // waiting before prefill (not in llama.cpp)
+  int64_t prompt_n = -1;     // prompt tokens computed (cached ones excluded)
+  int64_t predicted_n = -1;
+  int64_t cache_n = -1;      // prompt tokens served from the cache
+};
+
 struct RequestTimeline {
   uint64_t seq = 0;            // order of creation within the run
   std::string request_id;      // also sent as X-Request-Id
@@ -60,6 +72,7 @@ struct RequestTimeline {
   int64_t usage_prompt_tokens = -1;
   int64_t usage_completion_tokens = -1;
   int64_t prompt_tokens_sent = -1;  // what the client built (exact with a tokenizer), -1 unknown
+  ResponseTimings response_timings;
   bool saw_done = false;
   int http_status = 0;
   RequestError error;
