@@ -104,8 +104,8 @@ void ServerScraper::run() {
         if (wait <= 0) break;
         cv_.wait_for(lock, std::chrono::nanoseconds(wait));
       }
-      levels.swap(pending_levels_);
       stop = stopping_;
+      if (!stop) levels.swap(pending_levels_);  // on stop, stop() takes them with the last scrape
     }
     if (stop) return;  // stop() takes the last scrape on the controlling thread
     scrape_all(levels);

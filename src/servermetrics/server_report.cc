@@ -264,7 +264,8 @@ std::vector<TimeseriesColumn> server_timeseries_columns(const ServerReport& r, i
           auto add = [&](size_t col, std::optional<double> v) {
             if (!v) return;
             double& cell = cols[col].values[row];
-            cell = std::isnan(cell) ? *v : cell + *v;  // replicas add up
+            // Replicas add up, except KV usage (a fraction): the fullest replica.
+            cell = std::isnan(cell) ? *v : col == 2 ? std::max(cell, *v) : cell + *v;
             any = true;
           };
           auto gauge = [&](Concept c) -> std::optional<double> {

@@ -5,7 +5,10 @@
 // a stalled scrape.
 #include <algorithm>
 #include <cmath>
+#include <atomic>
+#include <chrono>
 #include <future>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -81,18 +84,30 @@ void expect_histogram_matches_truth(const HistogramDelta& h, const std::vector<d
 TEST(ServerMetricsE2E, DecompositionMatchesTheSimulatorsTruthBelowAndPastTheKnee) {
   auto server = start_sim(2);
   BenchConfig c = config_for(*server, {1, 8}, 24);
-  c.load.plan.levels[0] = LevelSpec{LoadMode::kConcurrency, 1, 1, 0};
   ScraperOptions so;
   so.urls = {default_metrics_url(server->base_url())};
   so.interval_ns = 200'000'000;
-  ServerScraper scraper(so);
+  std::atomic<int> fetched{0};
+  MetricsFetcher real = default_metrics_fetcher();
+  ServerScraper scraper(so, [&](const std::string& url, int64_t timeout_ns) {
+    auto reply = real(url, timeout_ns);
+    fetched.fetch_add(1);
+    return reply;
+  });
   scraper.baseline();
   ASSERT_TRUE(scraper.series()[0].scrapes[0].ok) << scraper.series()[0].scrapes[0].error;
   scraper.start();
   std::vector<RequestTimeline> records;
   BenchRunner runner(c, *RequestBuilder::create(c.target, c.prompt),
                      [&](const RequestTimeline& t) { records.push_back(t); });
-  runner.set_level_end_sink([&](int level) { scraper.mark_level_end(level); });
+  // Clean window edges for the truth check: this test's hook waits (on the loop) until the
+  // level-end scrape is done (two scrapes: one may have been under way), so no request of the next
+  // level can end inside the previous window. bench never waits here (see the stall test below).
+  runner.set_level_end_sink([&](int level) {
+    const int before = fetched.load();
+    scraper.mark_level_end(level);
+    while (fetched.load() < before + 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
   ASSERT_TRUE(runner.run());
   scraper.stop();
   ASSERT_EQ(records.size(), 48u);

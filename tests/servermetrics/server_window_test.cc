@@ -73,12 +73,12 @@ TEST(ServerWindow, CounterResetIsDetected) {
 TEST(ServerWindow, HistogramDeltaMeanAndPercentiles) {
   const std::string empty =
       "# TYPE vllm:time_to_first_token_seconds histogram\n"
-      "vllm:time_to_first_token_seconds_bucket{le=\"0.1\",model_name=\"m\"} 1\n"
-      "vllm:time_to_first_token_seconds_bucket{le=\"0.25\",model_name=\"m\"} 1\n"
-      "vllm:time_to_first_token_seconds_bucket{le=\"0.5\",model_name=\"m\"} 1\n"
-      "vllm:time_to_first_token_seconds_bucket{le=\"+Inf\",model_name=\"m\"} 1\n"
-      "vllm:time_to_first_token_seconds_count{model_name=\"m\"} 1\n"
-      "vllm:time_to_first_token_seconds_sum{model_name=\"m\"} 0.05\n";
+      "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.1\",model_name=\"m\"} 1\n"
+      "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.25\",model_name=\"m\"} 1\n"
+      "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.5\",model_name=\"m\"} 1\n"
+      "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"+Inf\",model_name=\"m\"} 1\n"
+      "vllm:time_to_first_token_seconds_count{engine=\"0\",model_name=\"m\"} 1\n"
+      "vllm:time_to_first_token_seconds_sum{engine=\"0\",model_name=\"m\"} 0.05\n";
   const Scrape s[2] = {scrape(0, empty), scrape(1'000'000'000, local("vllm_v1.prom"))};
   auto w = compute_window(s);
   ASSERT_TRUE(w);
