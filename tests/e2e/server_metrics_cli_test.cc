@@ -16,7 +16,7 @@
 namespace tokperf {
 namespace {
 
-struct Run {
+struct CliRun {
   int rc = -1;
   std::string out, err;
 };
@@ -28,12 +28,12 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-Run tokperf(const std::string& args, const std::string& tag) {
+CliRun tokperf(const std::string& args, const std::string& tag) {
   const std::string base = ::testing::TempDir() + "/tokperf_sm_" + std::to_string(getpid()) + tag;
   const std::string cmd = "XDG_DATA_HOME=" + ::testing::TempDir() + "/tokperf_xdg " +
                           std::string(TOKPERF_BINARY) + " " + args + " > " + base + ".out 2> " +
                           base + ".err";
-  Run r;
+  CliRun r;
   const int status = std::system(cmd.c_str());
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = slurp(base + ".out");
@@ -48,7 +48,7 @@ const char* kLoad =
 TEST(ServerMetricsCli, BuiltInEngineGivesTheServerView) {
   const std::string dir = ::testing::TempDir() + "/tokperf_sm_ok_" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
-  Run r = tokperf(std::string(kLoad) + " --server-metrics --out " + dir, "ok");
+  CliRun r = tokperf(std::string(kLoad) + " --server-metrics --out " + dir, "ok");
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("server view (vLLM, 1 URL)"), std::string::npos) << r.out;
   auto summary = nlohmann::json::parse(slurp(dir + "/summary.json"));
@@ -65,7 +65,7 @@ TEST(ServerMetricsCli, BuiltInEngineGivesTheServerView) {
 TEST(ServerMetricsCli, AMetricsUrlThatIsDownLeavesTheBenchmarkRunning) {
   const std::string dir = ::testing::TempDir() + "/tokperf_sm_down_" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
-  Run r = tokperf(std::string(kLoad) + " --server-metrics http://127.0.0.1:1/metrics --out " + dir,
+  CliRun r = tokperf(std::string(kLoad) + " --server-metrics http://127.0.0.1:1/metrics --out " + dir,
                   "down");
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("did not answer usable metrics"), std::string::npos) << r.err;
@@ -75,15 +75,15 @@ TEST(ServerMetricsCli, AMetricsUrlThatIsDownLeavesTheBenchmarkRunning) {
   EXPECT_EQ(summary["server"]["status"], "missing");
   EXPECT_NE(summary["server"]["missing_reason"].get<std::string>().find("scrapes failed"),
             std::string::npos);
-  EXPECT_EQ(summary["levels"][0]["ok"], 6);
+  EXPECT_EQ(summary["levels"][0]["requests"]["ok"], 6);
   std::filesystem::remove_all(dir);
 }
 
 TEST(ServerMetricsCli, ABadUrlOrIntervalIsRefusedSayingWhatIsAccepted) {
-  Run r = tokperf("bench --server-metrics notaurl --requests 1", "bad");
+  CliRun r = tokperf("bench --server-metrics notaurl --requests 1", "bad");
   EXPECT_NE(r.rc, 0);
   EXPECT_NE(r.err.find("--server-metrics 'notaurl' is not a URL"), std::string::npos) << r.err;
-  Run i = tokperf("bench --server-metrics --server-metrics-interval 1ms --requests 1", "badi");
+  CliRun i = tokperf("bench --server-metrics --server-metrics-interval 1ms --requests 1", "badi");
   EXPECT_NE(i.rc, 0);
   EXPECT_NE(i.err.find("at least 10ms"), std::string::npos) << i.err;
 }

@@ -13,8 +13,8 @@ RequestTimeline request(int level, int64_t send_ms, int64_t first_token_ms, doub
                         double queue_ms = -1) {
   RequestTimeline t;
   t.level = level;
-  t.send_ns = send_ms * 1'000'000;
-  t.token_events.push_back(TokenEvent{first_token_ms * 1'000'000});
+  t.send_ns = (1000 + send_ms) * 1'000'000;  // 0 would mean "never sent"
+  t.token_events.push_back(TokenEvent{(1000 + first_token_ms) * 1'000'000});
   t.end_ns = t.token_events.back().t_ns;
   t.response_timings.prompt_ms = prompt_ms;
   t.response_timings.queue_ms = queue_ms;
