@@ -1,6 +1,7 @@
 #include "servermetrics/server_report.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -253,6 +254,10 @@ std::vector<TimeseriesColumn> server_timeseries_columns(const ServerReport& r, i
   if (!r.scraped || rows == 0) return {};
   bool any = false;
   for (const UrlSeries& u : r.urls) {
+    // This URL's second-by-second view: gauges from the last scrape in the second, counters
+    // summed over the intervals that end in it.
+    std::vector<std::array<double, 3>> gauges(rows, {nan, nan, nan});
+    std::vector<double> gen(rows, nan), gen_dt(rows, 0), pre(rows, nan);
     const Scrape* prev = nullptr;
     for (const Scrape& s : u.scrapes) {
       if (!s.ok) continue;
@@ -261,26 +266,32 @@ std::vector<TimeseriesColumn> server_timeseries_columns(const ServerReport& r, i
         const Scrape pair[2] = {*prev, s};
         auto w = compute_window(pair);
         if (row < rows && w) {
-          auto add = [&](size_t col, std::optional<double> v) {
-            if (!v) return;
-            double& cell = cols[col].values[row];
-            // Replicas add up, except KV usage (a fraction): the fullest replica.
-            cell = std::isnan(cell) ? *v : col == 2 ? std::max(cell, *v) : cell + *v;
-            any = true;
-          };
-          auto gauge = [&](Concept c) -> std::optional<double> {
-            const GaugeWindow* g = w->g(c);
-            return g ? std::optional<double>(g->last) : std::nullopt;
-          };
-          add(0, gauge(Concept::kRunning));
-          add(1, gauge(Concept::kWaiting));
-          add(2, gauge(Concept::kKvUsage));
-          const double dt = static_cast<double>(s.t_ns - prev->t_ns) / 1e9;
-          if (auto g = w->c(Concept::kGenerationTokens); g && dt > 0) add(3, *g / dt);
-          add(4, w->c(Concept::kPreemptions));
+          const Concept g[3] = {Concept::kRunning, Concept::kWaiting, Concept::kKvUsage};
+          for (size_t k = 0; k < 3; ++k) {
+            if (const GaugeWindow* gw = w->g(g[k])) gauges[row][k] = gw->last;
+          }
+          if (auto d = w->c(Concept::kGenerationTokens)) {
+            gen[row] = (std::isnan(gen[row]) ? 0 : gen[row]) + *d;
+            gen_dt[row] += static_cast<double>(s.t_ns - prev->t_ns) / 1e9;
+          }
+          if (auto d = w->c(Concept::kPreemptions)) {
+            pre[row] = (std::isnan(pre[row]) ? 0 : pre[row]) + *d;
+          }
         }
       }
       prev = &s;
+    }
+    // Replicas add up, except KV usage (a fraction): the fullest replica.
+    auto merge = [&](size_t col, size_t row, double v) {
+      if (std::isnan(v)) return;
+      double& cell = cols[col].values[row];
+      cell = std::isnan(cell) ? v : col == 2 ? std::max(cell, v) : cell + v;
+      any = true;
+    };
+    for (size_t row = 0; row < rows; ++row) {
+      for (size_t k = 0; k < 3; ++k) merge(k, row, gauges[row][k]);
+      if (gen_dt[row] > 0) merge(3, row, gen[row] / gen_dt[row]);
+      merge(4, row, pre[row]);
     }
   }
   if (!any) return {};

@@ -126,6 +126,18 @@ TEST(ServerReport, LevelWindowsAndTimeseriesColumns) {
   EXPECT_EQ(cols[0].values[1], 4);
   EXPECT_EQ(cols[3].values[2], 200);  // tokens/s between the scrapes at 1 s and 2 s
   EXPECT_EQ(cols[0].values[3], 1);
+  // Several scrapes in one second: the gauges' last value, the counters' rate over the second.
+  UrlSeries dense{"u", {s(0, 0, 0)}, {}, 0, {}};
+  for (int k = 1; k <= 4; ++k) {
+    Scrape x = s(0, k, 50 * k);
+    x.t_ns = 1'000'000'000 + k * 200'000'000;
+    dense.scrapes.push_back(x);
+  }
+  ServerReport d = build_server_report({dense}, true, std::span<const int>(levels, 1), {});
+  auto dc = server_timeseries_columns(d, 0, 3);
+  ASSERT_EQ(dc.size(), 5u);
+  EXPECT_EQ(dc[0].values[1], 4);                    // the last of 1, 2, 3, 4 (not their sum)
+  EXPECT_NEAR(dc[3].values[1], 200.0 / 1.8, 1e-9);  // 200 tokens over the 1.8 s of intervals
 }
 
 }  // namespace
