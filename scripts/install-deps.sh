@@ -6,6 +6,8 @@ pkgs=(
   g++ cmake make pkg-config git ca-certificates
   libcurl4-openssl-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  prometheus-cpp-dev         # --metrics-port exposition
+  prometheus                 # promtool: validates expositions in tests
   clang libclang-rt-14-dev   # libFuzzer targets
   python3                    # bench/ scripts and numpy-free reference checks
   chromium                   # headless browser test of report.html

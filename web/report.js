@@ -123,6 +123,20 @@
            {label: 'ITL P50', values: t.itl_p50, scale: 'itl'},
            {label: 'ITL P95', values: t.itl_p95, scale: 'itl'}],
          {yLabel: 'TTFT ms', y2Label: 'ITL ms', y2Scale: 'itl'});
+    if (t.server_running) {
+      plot('Server: running and waiting', 'the engine\'s own /metrics, on the client\'s clock',
+           t.t, 'run time (s)', [
+             {label: 'running', values: t.server_running, plain: true},
+             {label: 'waiting', values: t.server_waiting, plain: true, color: '#d62728'},
+             {label: 'KV usage %', values: t.server_kv_pct, plain: true, scale: 'kv'}],
+           {yLabel: 'requests', y2Label: 'KV %', y2Scale: 'kv'});
+      plot('Server: generated tokens per second and preemptions',
+           'engine counters between scrapes', t.t, 'run time (s)', [
+             {label: 'server tok/s', values: t.server_gen_tok_s, plain: true},
+             {label: 'preemptions', values: t.server_preemptions, plain: true, scale: 'pre',
+              color: '#d62728'}],
+           {yLabel: 'tokens/s', y2Label: 'preemptions', y2Scale: 'pre'});
+    }
   }
 
   // One row per request: grey = waiting to be sent (client queue), orange = waiting for the first

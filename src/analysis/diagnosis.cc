@@ -228,6 +228,12 @@ const char* finding_kind_name(FindingKind k) {
       return "client_bound";
     case FindingKind::kLateVisibleOutput:
       return "late_visible_output";
+    case FindingKind::kKvCacheLimit:
+      return "kv_cache_limit";
+    case FindingKind::kAdmissionQueueing:
+      return "admission_queueing";
+    case FindingKind::kOutsideEngine:
+      return "outside_engine";
   }
   return "unknown";
 }
@@ -250,6 +256,7 @@ std::vector<Finding> diagnose(const DiagnosisInput& in, const DiagnosisThreshold
   if (auto f = kv_cache_tax_finding(in.requests, th)) out.push_back(std::move(*f));
   if (auto f = client_bound_finding(in.health)) out.push_back(std::move(*f));
   if (auto f = late_visible_finding(in.levels, th)) out.push_back(std::move(*f));
+  server_findings(in.server, th, out);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -26,6 +27,10 @@ enum class FindingKind : uint8_t {
   kKvCacheTax,           // ITL grows along long responses
   kClientBound,          // the measuring client itself was short of CPU / lagging
   kLateVisibleOutput,    // first visible output long after the first token
+  // From the server's own metrics (bench --server-metrics; docs/SERVER-METRICS.md):
+  kKvCacheLimit,         // preemptions, or KV-cache usage near 100%
+  kAdmissionQueueing,    // requests waiting in the engine and queue time dominating TTFT
+  kOutsideEngine,        // client − server TTFT dominant: network, gateway or the client
 };
 const char* finding_kind_name(FindingKind k);  // "queueing", "decode_bandwidth", ...
 
@@ -63,12 +68,33 @@ struct DiagnosisThresholds {
   double kv_tax_min_rise_ms = 5;
   double late_visible_min_ms = 500;  // TTFO P50 - TTFT P50
   double late_visible_ratio = 2;     // TTFO P50 / TTFT P50
+  // Server evidence.
+  double kv_usage_high = 0.95;       // KV-cache usage (0-1) at which the cache is "full"
+  double queue_share = 0.3;          // queue mean >= this share of the client's TTFT mean...
+  double outside_share = 0.5;        // client − server TTFT >= this share of the client's TTFT...
+  double outside_min_ms = 20;        // ...and at least this much
+};
+
+// What the engine's own metrics said about one level (summary.json levels[i].server; NaN where
+// the engine does not report it). Filled by the run loader; see docs/SERVER-METRICS.md.
+struct ServerEvidence {
+  std::string label;   // the level's label, for findings
+  std::string engine;  // "vLLM", "llama.cpp", …
+  double client_ttft_mean_ms = NAN;
+  double server_ttft_mean_ms = NAN;
+  double queue_mean_ms = NAN;
+  double prefill_mean_ms = NAN;
+  double outside_server_ms = NAN;  // client − server TTFT
+  double waiting_mean = NAN, waiting_max = NAN;
+  double kv_usage_max = NAN;  // 0-1
+  double preemptions = NAN;   // during the level
 };
 
 struct DiagnosisInput {
   std::span<const LevelSummary> levels;     // in run order
   std::span<const RequestSample> requests;  // all phases; only measured ones are used
   const ClientHealth* health = nullptr;     // null when unknown
+  std::span<const ServerEvidence> server = {};  // per level when the server was scraped
 };
 
 // Findings in a fixed order (the order of FindingKind), at most one per kind.

@@ -127,4 +127,85 @@ std::optional<Finding> late_visible_finding(std::span<const LevelSummary> lv,
   return std::nullopt;
 }
 
+void server_findings(std::span<const ServerEvidence> sv, const DiagnosisThresholds& th,
+                     std::vector<Finding>& out) {
+  auto fin = [](double v) { return std::isfinite(v); };
+  // KV cache: any preemption, or usage at the top.
+  std::vector<std::string> kv;
+  for (const ServerEvidence& e : sv) {
+    const bool preempted = fin(e.preemptions) && e.preemptions > 0;
+    const bool full = fin(e.kv_usage_max) && e.kv_usage_max >= th.kv_usage_high;
+    if (!preempted && !full) continue;
+    std::string part = fmt::format("{}:", e.label);
+    if (preempted) part += fmt::format(" {:.0f} preemptions", e.preemptions);
+    if (fin(e.kv_usage_max)) part += fmt::format(" KV usage peaked at {:.0f}%", e.kv_usage_max * 100);
+    kv.push_back(part);
+  }
+  if (!kv.empty()) {
+    out.push_back(Finding{
+        FindingKind::kKvCacheLimit, Severity::kWarning,
+        "KV cache is the limit: the engine preempts or runs its KV cache full (server metrics)",
+        fmt::format("{}", fmt::join(kv, "; ")),
+        {"lower the concurrency (or the engine's max_num_seqs) so running sequences fit in the "
+         "KV cache",
+         "give the KV cache more memory: raise gpu_memory_utilization, quantise it (fp8 KV), cap "
+         "max_model_len",
+         "spread the load: tensor parallelism over more GPUs, or more replicas",
+         "share prompt blocks with prefix caching when prompts repeat"}});
+  }
+  // Admission: requests waiting in the engine and queue time the largest part of TTFT.
+  for (const ServerEvidence& e : sv) {
+    if (!fin(e.queue_mean_ms) || !fin(e.client_ttft_mean_ms)) continue;
+    const bool waiting = (fin(e.waiting_max) && e.waiting_max > 0) ||
+                         (fin(e.waiting_mean) && e.waiting_mean > 0);
+    const bool dominant = e.queue_mean_ms >= th.queue_share * e.client_ttft_mean_ms &&
+                          (!fin(e.prefill_mean_ms) || e.queue_mean_ms > e.prefill_mean_ms) &&
+                          (!fin(e.outside_server_ms) || e.queue_mean_ms > e.outside_server_ms);
+    if (!waiting || !dominant) continue;
+    out.push_back(Finding{
+        FindingKind::kAdmissionQueueing, Severity::kWarning,
+        "Admission queueing: requests wait in the engine's queue and that wait dominates TTFT "
+        "(server metrics)",
+        fmt::format("{}: queue {:.0f} ms of a {:.0f} ms client TTFT (mean), prefill {} ms; "
+                    "{:.1f} requests waiting on average (max {:.0f}) on {}",
+                    e.label, e.queue_mean_ms, e.client_ttft_mean_ms,
+                    fin(e.prefill_mean_ms) ? fmt::format("{:.0f}", e.prefill_mean_ms) : "?",
+                    fin(e.waiting_mean) ? e.waiting_mean : 0.0,
+                    fin(e.waiting_max) ? e.waiting_max : 0.0, e.engine),
+        {"offer less load than this level: the knee is below it",
+         "raise the engine's batch limits (max_num_seqs, max_num_batched_tokens) if the KV cache "
+         "has room",
+         "add replicas behind the balancer",
+         "admission control: refuse early (429) instead of queueing past the TTFT objective"}});
+    break;
+  }
+  // Outside the engine: the gap between the client's and the server's TTFT dominates, or the
+  // server's TTFT is fine while the client's is not.
+  for (const ServerEvidence& e : sv) {
+    if (!fin(e.outside_server_ms) || !fin(e.client_ttft_mean_ms)) continue;
+    const bool dominant = e.outside_server_ms >= th.outside_min_ms &&
+                          e.outside_server_ms >= th.outside_share * e.client_ttft_mean_ms;
+    if (!dominant) continue;
+    const bool server_fine =
+        fin(e.server_ttft_mean_ms) && e.server_ttft_mean_ms < th.ttft_p95_high_ms &&
+        e.client_ttft_mean_ms >= th.ttft_p95_high_ms;
+    out.push_back(Finding{
+        FindingKind::kOutsideEngine, Severity::kWarning,
+        server_fine ? "Outside the engine: the server's TTFT is fine while the client's is not"
+                    : "Outside the engine: most of TTFT passes between the client and the engine "
+                      "(network, gateway, or the client)",
+        fmt::format("{}: client TTFT {:.0f} ms, server TTFT {:.0f} ms (means): {:.0f} ms outside "
+                    "the engine on {}",
+                    e.label, e.client_ttft_mean_ms, e.server_ttft_mean_ms, e.outside_server_ms,
+                    e.engine),
+        {"measure again from next to the engine (same host, direct URL) to split network from "
+         "gateway",
+         "check gateways and load balancers: response buffering of streams, connection limits, "
+         "TLS set-up, retries",
+         "check the client's own health (event-loop lag, CPU) in this report",
+         "for a remote client, compare with the network's round-trip time"}});
+    break;
+  }
+}
+
 }  // namespace tokperf

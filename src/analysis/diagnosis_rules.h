@@ -19,5 +19,9 @@ std::optional<Finding> kv_cache_tax_finding(std::span<const RequestSample> rs,
 std::optional<Finding> client_bound_finding(const ClientHealth* h);
 std::optional<Finding> late_visible_finding(std::span<const LevelSummary> lv,
                                             const DiagnosisThresholds& th);
+// From the server's own metrics: KV-cache limit, admission queueing, time spent outside the engine
+// (in FindingKind order, at most one each).
+void server_findings(std::span<const ServerEvidence> sv, const DiagnosisThresholds& th,
+                     std::vector<Finding>& out);
 
 }  // namespace tokperf

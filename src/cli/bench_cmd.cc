@@ -15,6 +15,7 @@
 #include "cli/output_flags.h"
 #include "cli/load_flags.h"
 #include "cli/target_flags.h"
+#include "core/units.h"
 #include "sim/deployment_cli.h"
 #include "sim/sim_server.h"
 
@@ -28,7 +29,38 @@ struct BenchFlags {
   bool no_progress = false;
   sim::DeploymentFlags sim;  // the built-in simulated target, used when --url is absent
   bool sim_flags_given = false;
+  std::vector<std::string> server_metrics;  // --server-metrics [URL...]
+  bool server_metrics_given = false;
+  std::string server_metrics_interval = "1s";
+  int metrics_port = -1;
 };
+
+void apply_server_metrics_flags(const BenchFlags& f, BenchConfig& config) {
+  config.server_metrics = f.server_metrics_given;
+  for (const auto& u : f.server_metrics) {
+    if (u.empty()) continue;  // CLI11's value for a bare --server-metrics
+    if (!u.starts_with("http://") && !u.starts_with("https://")) {
+      throw UsageError(fmt::format("--server-metrics '{}' is not a URL; accepted: http(s)://host:port"
+                                   "/metrics, several for several replicas, or none for the "
+                                   "target's own /metrics",
+                                   u));
+    }
+    config.server_metrics_urls.push_back(u);
+  }
+  auto interval = parse_duration_ns(f.server_metrics_interval, "s");
+  if (!interval || *interval < 10'000'000) {
+    throw UsageError(fmt::format("--server-metrics-interval '{}': expected a duration of at least "
+                                 "10ms, e.g. 1s or 250ms",
+                                 f.server_metrics_interval));
+  }
+  config.server_metrics_interval_ns = *interval;
+  if (f.metrics_port < -1 || f.metrics_port > 65535) {
+    throw UsageError(fmt::format("--metrics-port {} is out of range; accepted: 0 (ephemeral) to "
+                                 "65535",
+                                 f.metrics_port));
+  }
+  config.metrics_port = f.metrics_port;
+}
 
 int run_bench(BenchFlags& flags) {
   // Without --url: the simulated engine in-process on an ephemeral loopback port, measured through
@@ -64,6 +96,7 @@ int run_bench(BenchFlags& flags) {
   config.slo = make_slo(flags.load);
   config.load.progress = !flags.no_progress && !flags.output.json && isatty(STDERR_FILENO);
   apply_output_flags(flags.output, config);
+  apply_server_metrics_flags(flags, config);
   if (simulated) {
     config.deployment = sim::deployment_json(flags.sim);
   }
@@ -87,9 +120,25 @@ void register_bench_command(CLI::App& app, CommandSet& cmds) {
   auto* out = "Output";
   add_output_flags(sub, flags->output);
   sub->add_flag("--no-progress", flags->no_progress, "No live progress line")->group(out);
+  auto* sm = "Server metrics";
+  sub->add_option("--server-metrics", flags->server_metrics,
+                  "Scrape the engine's Prometheus /metrics while measuring (on its own thread) and "
+                  "decompose TTFT per level; no URL: the target's /metrics; several URLs: "
+                  "replicas")
+      ->expected(0, -1)
+      ->group(sm);
+  sub->add_option("--server-metrics-interval", flags->server_metrics_interval,
+                  "Scrape interval")
+      ->capture_default_str()
+      ->group(sm);
+  sub->add_option("--metrics-port", flags->metrics_port,
+                  "Expose tokperf's own live metrics (Prometheus text) on 127.0.0.1:PORT/metrics "
+                  "during the run; 0 picks a free port")
+      ->group(sm);
   sim::add_deployment_flags(*sub, flags->sim, "--sim-model", "Simulated target (without --url)");
   cmds.add(sub, [flags, sub] {
     flags->sim_flags_given = sim::deployment_flags_given(*sub, "--sim-model");
+    flags->server_metrics_given = sub->count("--server-metrics") > 0;
     return run_bench(*flags);
   });
 }

@@ -23,6 +23,9 @@
 #include "report/html_report.h"
 #include "report/json_output.h"
 #include "report/load_report.h"
+#include "servermetrics/live_exposition.h"
+#include "servermetrics/scraper.h"
+#include "servermetrics/server_report.h"
 #include "store/history_store.h"
 
 namespace tokperf {
@@ -109,11 +112,46 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
       config.target.base_url, config.target.model, config.target.api, config.prompt.input_tokens,
       config.prompt.input_tokens_note, config.prompt.output_tokens);
 
+  // tokperf's own live metrics (--metrics-port), served on a thread of its own.
+  std::unique_ptr<servermetrics::LiveExposition> live;
+  if (config.metrics_port >= 0) {
+    live = std::make_unique<servermetrics::LiveExposition>();
+    Status st = live->start(static_cast<uint16_t>(config.metrics_port));
+    if (!st) throw UsageError(st.error());
+    fmt::print(out, "live metrics: http://127.0.0.1:{}/metrics (Prometheus text)\n", live->port());
+  }
+  // The engine's own metrics (--server-metrics): a baseline now, before warm-up, then a scraper
+  // thread of its own; the measured loop only ever queues a level-end scrape.
+  std::unique_ptr<servermetrics::ServerScraper> scraper;
+  if (config.server_metrics) {
+    servermetrics::ScraperOptions so;
+    so.urls = config.server_metrics_urls;
+    if (so.urls.empty()) so.urls.push_back(servermetrics::default_metrics_url(config.target.base_url));
+    so.interval_ns = config.server_metrics_interval_ns;
+    scraper = std::make_unique<servermetrics::ServerScraper>(so);
+    scraper->baseline();
+    for (const auto& u : scraper->series()) {
+      const servermetrics::Scrape& b = u.scrapes.front();
+      if (b.ok) {
+        fmt::print(out, "server metrics: {} ({}), every {} s\n", u.url,
+                   servermetrics::engine_name(servermetrics::detect_engine(b.data)),
+                   static_cast<double>(so.interval_ns) / 1e9);
+      } else {
+        fmt::print(stderr,
+                   "tokperf: server metrics: {} did not answer usable metrics ({}); the benchmark "
+                   "goes on, retrying every scrape\n",
+                   u.url, b.error);
+      }
+    }
+    scraper->start();
+  }
+
   std::vector<RequestTimeline> records;
   RunResultBuilder results = result_builder(config);
   std::string write_error;
   BenchRunner runner(config, std::move(*builder), [&](const RequestTimeline& t) {
     const RequestMetrics m = compute_request_metrics(t);  // once per record
+    if (live) live->record(t, m);
     if (jsonl.is_open() && write_error.empty()) {
       Status st = jsonl.write(t, m);
       if (!st) write_error = st.error();
@@ -121,7 +159,15 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
     results.add(t, m);
     records.push_back(t);
   });
-  if (config.load.progress) runner.set_progress_sink(&print_progress);
+  if (config.load.progress || live) {
+    runner.set_progress_sink([&](const LevelProgress& p) {
+      if (live) live->progress(p.level, p.in_flight, p.queued);
+      if (config.load.progress) print_progress(p);
+    });
+  }
+  if (scraper) {
+    runner.set_level_sinks(nullptr, [&](const LevelRunInfo& l) { scraper->mark_level_end(l.level); });
+  }
   int64_t started_us = wall_us();
   bool completed;
   {
@@ -139,6 +185,14 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   outcome.self = runner.self_measure();
   outcome.completed = completed;
   outcome.started_unix_us = started_us;
+  if (scraper) {
+    scraper->stop();
+    std::vector<int> levels;
+    for (const auto& l : outcome.levels) levels.push_back(l.level);
+    outcome.server = std::make_shared<servermetrics::ServerReport>(servermetrics::build_server_report(
+        scraper->series(), true, levels, outcome.records));
+  }
+  if (live) live->stop();
   (void)jsonl.close();
   if (!write_error.empty()) {
     fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", write_error);
@@ -167,16 +221,42 @@ int report_run(const BenchConfig& config, const RunOutcome& outcome,
   for (const LevelResult& l : result.levels) summaries.push_back(l.summary);
   fmt::print(out, "{}", render_level_table(summaries));
   fmt::print(out, "{}", render_level_details(result));
+  // The server's side: scraped windows (bench --server-metrics) or per-request server timings.
+  std::shared_ptr<const servermetrics::ServerReport> server = outcome.server;
+  if (!server) {
+    std::vector<int> levels;
+    for (const auto& l : outcome.levels) levels.push_back(l.level);
+    auto r = servermetrics::build_server_report({}, false, levels, outcome.records);
+    if (r.has_per_request()) server = std::make_shared<servermetrics::ServerReport>(std::move(r));
+  }
+  std::vector<std::string> level_labels;
+  for (const auto& l : server ? server->levels : std::vector<servermetrics::ServerLevel>{}) {
+    std::string label = std::to_string(l.level + 1);
+    for (const auto& s : summaries) {
+      if (s.params.level == l.level) label = s.params.label;
+    }
+    level_labels.push_back(label);
+  }
+  if (server) fmt::print(out, "{}", servermetrics::render_server_view(*server, level_labels));
   if (result.knee.found) fmt::print(out, "knee: {}\n", result.knee.explanation);
   fmt::print(out, "{}", render_error_breakdown(summaries));
   fmt::print(out, "{}", render_health_warnings(health));
   for (const auto& n : notes) fmt::print(out, "note: {}\n", n);
 
-  const nlohmann::json summary = run_summary_json(config_json(config), result, health, info);
+  ExtraSections extra;
+  if (server) {
+    extra.server = servermetrics::server_run_json(*server);
+    for (const auto& l : server->levels) extra.server_by_level[l.level] = servermetrics::server_level_json(l);
+  }
+  const nlohmann::json summary = run_summary_json(config_json(config), result, health, info, extra);
   if (!config.out_dir.empty()) {
     auto rows =
         build_timeseries(outcome.records, outcome.start_ns, outcome.end_ns, outcome.samples);
-    Status ts = write_timeseries_csv(config.out_dir + "/timeseries.csv", rows);
+    std::vector<TimeseriesColumn> server_cols;
+    if (server) {
+      server_cols = servermetrics::server_timeseries_columns(*server, outcome.start_ns, rows.size());
+    }
+    Status ts = write_timeseries_csv(config.out_dir + "/timeseries.csv", rows, server_cols);
     if (!ts) fmt::print(stderr, "tokperf: cannot write timeseries.csv: {}\n", ts.error());
     Status st = write_json_file(config.out_dir + "/summary.json", summary);
     if (!st) fmt::print(stderr, "tokperf: cannot write summary.json: {}\n", st.error());

@@ -3,6 +3,7 @@
 // interrupted, so nothing gathered is lost.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "load/bench_config.h"
 #include "load/bench_runner.h"
 #include "metrics/request_record.h"
+#include "servermetrics/server_report.h"
 
 namespace tokperf {
 
@@ -26,6 +28,9 @@ struct RunOutcome {
   ClientSelfMeasure self;
   bool completed = true;
   int64_t started_unix_us = 0;
+  // What --server-metrics scraped (null: no scraping; per-request server timings are still read
+  // from the records).
+  std::shared_ptr<const servermetrics::ServerReport> server;
 };
 
 // Prints the level table and details, writes summary.json, timeseries.csv and report.html into

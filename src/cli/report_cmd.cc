@@ -68,7 +68,7 @@ int run_report(const ReportCmdConfig& c) {
   fmt::print("wrote {}\n", out);
   for (const std::string& w : run->warnings) fmt::print(stderr, "warning: {}\n", w);
   std::vector<Finding> findings =
-      diagnose({run->levels, run->requests, &run->health}, o.thresholds);
+      diagnose({run->levels, run->requests, &run->health, run->server}, o.thresholds);
   if (findings.empty()) fmt::print("diagnosis: no finding\n");
   for (const Finding& f : findings) {
     fmt::print("[{}] {}\n  {}\n", severity_name(f.severity), f.title, f.evidence);

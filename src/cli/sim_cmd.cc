@@ -30,6 +30,7 @@ struct SimServeConfig {
   std::string served_model;
   double max_seconds = 0;
   int64_t max_requests = 0;
+  bool timings = false;
 };
 
 double percentile_ms(std::vector<int64_t> ns, double p) {
@@ -53,6 +54,7 @@ int serve_sim(const SimServeConfig& c) {
   o.host = c.host;
   o.port = static_cast<uint16_t>(c.port);
   o.served_model = c.served_model;
+  o.emit_timings = c.timings;
   // The id the user typed (llama-2-7b) rather than the display name, as vLLM serves the model path.
   if (o.served_model.empty() && c.deployment.model_config.empty())
     o.served_model = c.deployment.model;
@@ -137,6 +139,9 @@ void register_sim_command(CLI::App& app, CommandSet& cmds) {
       ->add_option("--eos-mean-tokens", scfg->engine.eos_mean_tokens,
                    "mean output length (exponential, capped by max_tokens) without ignore_eos")
       ->capture_default_str();
+  serve->add_flag("--timings", scfg->timings,
+                  "add llama.cpp-style per-request `timings` (prompt_ms, predicted_ms, and the "
+                  "simulator's queue_ms) to the usage chunk");
   serve->add_flag("!--no-prefix-caching", scfg->engine.enable_prefix_caching,
                   "turn the prefix cache off");
   serve->add_option("--seed", scfg->engine.seed, "random seed (output lengths)")

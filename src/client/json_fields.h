@@ -138,7 +138,7 @@ inline void set_stream_error(std::string_view kind, std::string_view message, si
 }
 
 // llama.cpp's `timings` object: prompt_n, prompt_ms, predicted_n, predicted_ms,
-// predicted_per_token_ms, cache_n.
+// predicted_per_token_ms, cache_n (and queue_ms, which `sim serve --timings` adds; llama.cpp has none).
 inline error_code read_llamacpp_timings(od::value v, ServerTimings& s) {
   bool any = false;
   auto e = for_each_field(v, [&](std::string_view key, od::value val) -> error_code {
@@ -146,6 +146,7 @@ inline error_code read_llamacpp_timings(od::value v, ServerTimings& s) {
     if (key == "prompt_ms") return read_ms(val, &s.prompt_ms);
     if (key == "predicted_ms") return read_ms(val, &s.decode_ms);
     if (key == "predicted_per_token_ms") return read_ms(val, &s.decode_per_token_ms);
+    if (key == "queue_ms") return read_ms(val, &s.queue_ms);
     if (key == "prompt_n") return read_count(val, &s.prompt_tokens);
     if (key == "predicted_n") return read_count(val, &s.predicted_tokens);
     if (key == "cache_n") return read_count(val, &s.cached_tokens);

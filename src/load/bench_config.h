@@ -49,6 +49,13 @@ struct BenchConfig {
   // flags {"source", "model", "model_config", "gpu", "gpu_spec", "dtype", "kv_dtype", "tp"} when
   // bench ran the built-in engine; null otherwise. Written into summary.json's config as is.
   nlohmann::json deployment;
+  // --server-metrics: scrape the engine's own /metrics while measuring (servermetrics/scraper.h,
+  // docs/SERVER-METRICS.md); no URLs: the target's /metrics.
+  bool server_metrics = false;
+  std::vector<std::string> server_metrics_urls;
+  int64_t server_metrics_interval_ns = 1'000'000'000;
+  // --metrics-port: tokperf's own live metrics in Prometheus format (-1: off, 0: ephemeral).
+  int metrics_port = -1;
 };
 
 // The configuration as written into summary.json: the API key and Authorization-like headers are

@@ -80,25 +80,35 @@ std::vector<TimeseriesRow> build_timeseries(std::span<const RequestTimeline> req
   return rows;
 }
 
-std::string timeseries_csv(std::span<const TimeseriesRow> rows) {
+std::string timeseries_csv(std::span<const TimeseriesRow> rows,
+                           std::span<const TimeseriesColumn> extra) {
   std::string out =
       "second,arrivals,sends,in_flight,completions,errors,output_tok_per_s,ttft_p50_ms,"
       "ttft_p95_ms,itl_p50_ms,itl_p95_ms,send_lag_p50_ms,send_lag_p95_ms,loop_lag_ms,"
-      "client_queue\n";
-  for (const TimeseriesRow& r : rows) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.second, r.arrivals,
+      "client_queue";
+  for (const TimeseriesColumn& c : extra) out += "," + c.name;
+  out += '\n';
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const TimeseriesRow& r = rows[i];
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", r.second, r.arrivals,
                        r.sends, r.in_flight, r.completions, r.errors, num(r.output_tok_per_s),
                        num(r.ttft_p50_ms), num(r.ttft_p95_ms), num(r.itl_p50_ms), num(r.itl_p95_ms),
                        num(r.send_lag_p50_ms), num(r.send_lag_p95_ms), num(r.loop_lag_ms),
                        r.client_queue < 0 ? std::string() : std::to_string(r.client_queue));
+    for (const TimeseriesColumn& c : extra) {
+      out += ',';
+      if (i < c.values.size()) out += num(c.values[i]);
+    }
+    out += '\n';
   }
   return out;
 }
 
-Status write_timeseries_csv(const std::string& path, std::span<const TimeseriesRow> rows) {
+Status write_timeseries_csv(const std::string& path, std::span<const TimeseriesRow> rows,
+                            std::span<const TimeseriesColumn> extra) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) return Error{fmt::format("cannot write time series to '{}'", path)};
-  f << timeseries_csv(rows);
+  f << timeseries_csv(rows, extra);
   if (!f) return Error{fmt::format("error while writing time series to '{}'", path)};
   return Status::Ok();
 }

@@ -3,6 +3,7 @@
 // and drift detection within a level. Column definitions: docs/LOAD.md ("Time series").
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -34,6 +35,10 @@ struct TimeseriesRow {
   double send_lag_p50_ms = 0, send_lag_p95_ms = 0;  // send - intended, by send time
   double loop_lag_ms = 0;     // max over the runner's samples in the window; NaN if none
   int64_t client_queue = -1;  // last runner sample in the window; -1 if none
+  // The engine's own metrics in that second (bench --server-metrics): written as extra columns
+  // (TimeseriesColumn, servermetrics/server_report.h), read back by the run loader; NaN if none.
+  double server_running = NAN, server_waiting = NAN, server_kv_usage = NAN;
+  double server_gen_tok_per_s = NAN, server_preemptions = NAN;
 };
 
 // Windows of 1 s from run_start_ns up to run_end_ns (the last one may be partial).
@@ -41,9 +46,18 @@ std::vector<TimeseriesRow> build_timeseries(std::span<const RequestTimeline> req
                                             int64_t run_start_ns, int64_t run_end_ns,
                                             std::span<const RunnerSample> samples = {});
 
+// A column appended after the fixed ones (e.g. the server's own metrics, servermetrics/): one value
+// per row, NaN (or a missing value) written empty.
+struct TimeseriesColumn {
+  std::string name;
+  std::vector<double> values;
+};
+
 // CSV with a header line; NaN written as an empty field.
-std::string timeseries_csv(std::span<const TimeseriesRow> rows);
-Status write_timeseries_csv(const std::string& path, std::span<const TimeseriesRow> rows);
+std::string timeseries_csv(std::span<const TimeseriesRow> rows,
+                           std::span<const TimeseriesColumn> extra = {});
+Status write_timeseries_csv(const std::string& path, std::span<const TimeseriesRow> rows,
+                            std::span<const TimeseriesColumn> extra = {});
 
 struct DriftOptions {
   double factor = 1.5;      // last third's P95 >= factor * first third's...

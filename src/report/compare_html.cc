@@ -48,7 +48,7 @@ std::string diagnoses_html(const ComparePage& p, const ReportOptions& o) {
   for (size_t i = 0; i < p.runs.size(); ++i) {
     const SavedRun& r = p.runs[i];
     std::string list;
-    for (const Finding& f : diagnose({r.levels, r.requests, &r.health}, o.thresholds))
+    for (const Finding& f : diagnose({r.levels, r.requests, &r.health, r.server}, o.thresholds))
       list += (list.empty() ? "" : "<br>") + html_escape(f.title);
     out += fmt::format("<tr><td>{}</td><td style=\"text-align:left\">{}</td></tr>",
                        html_escape(p.figures[i].name), list.empty() ? "no finding" : list);

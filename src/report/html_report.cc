@@ -192,7 +192,7 @@ Result<std::optional<Roofline>> report_roofline(const SavedRun& run, const Repor
 }
 
 std::string render_report_html(const SavedRun& run, const ReportOptions& o) {
-  std::vector<Finding> findings = diagnose({run.levels, run.requests, &run.health}, o.thresholds);
+  std::vector<Finding> findings = diagnose({run.levels, run.requests, &run.health, run.server}, o.thresholds);
   std::string title = o.title.empty() ? "tokperf report: " + run.dir : o.title;
   std::string started = "-";
   if (int64_t us = run.summary.value("started_unix_us", int64_t{0}); us > 0) {

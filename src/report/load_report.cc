@@ -94,15 +94,19 @@ nlohmann::json knee_json(const KneeResult& k) {
 }
 
 nlohmann::json run_summary_json(const nlohmann::json& config_redacted, const RunResult& result,
-                                const ClientHealth& health, const RunInfo& run) {
+                                const ClientHealth& health, const RunInfo& run,
+                                const ExtraSections& extra) {
   std::vector<LevelSummary> summaries;
   summaries.reserve(result.levels.size());
   for (const LevelResult& l : result.levels) summaries.push_back(l.summary);
   nlohmann::json doc = summary_json(config_redacted, summaries, health, run);
   for (size_t i = 0; i < result.levels.size(); ++i) {
     doc["levels"][i].update(level_result_json(result.levels[i]));
+    auto server = extra.server_by_level.find(result.levels[i].summary.params.level);
+    if (server != extra.server_by_level.end()) doc["levels"][i]["server"] = server->second;
   }
   doc["knee"] = knee_json(result.knee);
+  if (!extra.server.is_null()) doc["server"] = extra.server;
   if (!run.files.empty()) {
     doc["files"] = nlohmann::json::object();
     for (const auto& [name, file] : run.files) doc["files"][name] = file;

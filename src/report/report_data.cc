@@ -144,6 +144,25 @@ json report_chart_data(const SavedRun& run, const ReportOptions& o) {
       t["itl_p50"].push_back(num(r.itl_p50_ms));
       t["itl_p95"].push_back(num(r.itl_p95_ms));
     }
+    // The engine's own metrics on the same time axis, when the run scraped them.
+    const bool server = std::any_of(run.timeseries.begin(), run.timeseries.end(),
+                                    [](const TimeseriesRow& r) {
+                                      return std::isfinite(r.server_running) ||
+                                             std::isfinite(r.server_gen_tok_per_s);
+                                    });
+    if (server) {
+      for (const char* k : {"server_running", "server_waiting", "server_kv_pct",
+                            "server_gen_tok_s", "server_preemptions"}) {
+        t[k] = json::array();
+      }
+      for (const TimeseriesRow& r : run.timeseries) {
+        t["server_running"].push_back(num(r.server_running));
+        t["server_waiting"].push_back(num(r.server_waiting));
+        t["server_kv_pct"].push_back(num(r.server_kv_usage * 100));
+        t["server_gen_tok_s"].push_back(num(r.server_gen_tok_per_s));
+        t["server_preemptions"].push_back(num(r.server_preemptions));
+      }
+    }
     d["timeseries"] = std::move(t);
   }
 

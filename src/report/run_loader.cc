@@ -155,6 +155,36 @@ RequestSample request_sample_from_json(const json& j) {
   return r;
 }
 
+std::optional<ServerEvidence> server_evidence_from_json(const json& level) {
+  if (!level.is_object() || !level.contains("server") || !level["server"].is_object()) {
+    return std::nullopt;
+  }
+  const json& s = level["server"];
+  if (!s.contains("concepts")) return std::nullopt;
+  auto number = [](const json& j, const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : kNaN;
+  };
+  ServerEvidence e;
+  e.engine = s.value("engine", std::string("unknown"));
+  const json& concepts = s["concepts"];
+  auto concept_field = [&](const char* name, const char* key) {
+    return concepts.is_object() && concepts.contains(name) ? number(concepts[name], key) : kNaN;
+  };
+  e.waiting_mean = concept_field("waiting", "mean");
+  e.waiting_max = concept_field("waiting", "max");
+  e.kv_usage_max = concept_field("kv_usage", "max");
+  e.preemptions = concept_field("preemptions", "delta");
+  if (s.contains("ttft_decomposition")) {
+    const json& d = s["ttft_decomposition"];
+    e.client_ttft_mean_ms = number(d, "client_ttft_mean_ms");
+    e.server_ttft_mean_ms = number(d, "server_ttft_mean_ms");
+    e.queue_mean_ms = number(d, "queue_mean_ms");
+    e.prefill_mean_ms = number(d, "prefill_mean_ms");
+    e.outside_server_ms = number(d, "outside_server_ms");
+  }
+  return e;
+}
+
 Result<std::vector<TimeseriesRow>> parse_timeseries_csv(const std::string& text) {
   std::istringstream in(text);
   std::string line;
@@ -196,6 +226,11 @@ Result<std::vector<TimeseriesRow>> parse_timeseries_csv(const std::string& text)
     r.errors = count("errors");
     r.output_tok_per_s = get("output_tok_per_s");
     r.ttft_p50_ms = get("ttft_p50_ms");
+    r.server_running = get("server_running");
+    r.server_waiting = get("server_waiting");
+    r.server_kv_usage = get("server_kv_usage");
+    r.server_gen_tok_per_s = get("server_gen_tok_per_s");
+    r.server_preemptions = get("server_preemptions");
     r.ttft_p95_ms = get("ttft_p95_ms");
     r.itl_p50_ms = get("itl_p50_ms");
     r.itl_p95_ms = get("itl_p95_ms");
@@ -228,7 +263,13 @@ Result<SavedRun> load_run(const std::string& dir) {
                     summary_path)};
   }
   run.config = run.summary.value("config", json::object());
-  for (const json& l : run.summary["levels"]) run.levels.push_back(level_summary_from_json(l));
+  for (const json& l : run.summary["levels"]) {
+    run.levels.push_back(level_summary_from_json(l));
+    if (auto e = server_evidence_from_json(l)) {
+      e->label = run.levels.back().params.label;
+      run.server.push_back(std::move(*e));
+    }
+  }
   run.health = client_health_from_json(child(run.summary, "client_health"));
 
   if (read_file(dir + "/requests.jsonl", text)) {

@@ -4,11 +4,13 @@
 // so the report shows exactly what the files hold.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/diagnosis.h"
 #include "analysis/request_sample.h"
 #include "core/result.h"
 #include "metrics/aggregate.h"
@@ -25,6 +27,7 @@ struct SavedRun {
   ClientHealth health;
   std::vector<RequestSample> requests;    // all phases, file order
   std::vector<TimeseriesRow> timeseries;  // empty without timeseries.csv
+  std::vector<ServerEvidence> server;     // per level with a server view (--server-metrics)
   std::vector<std::string> warnings;      // lines skipped and why
 };
 
@@ -38,6 +41,8 @@ Result<SavedRun> load_run(const std::string& dir);
 LevelSummary level_summary_from_json(const nlohmann::json& j);
 ClientHealth client_health_from_json(const nlohmann::json& j);
 RequestSample request_sample_from_json(const nlohmann::json& j);
+// levels[i]["server"] (servermetrics/server_report.h) as diagnosis evidence; nullopt without one.
+std::optional<ServerEvidence> server_evidence_from_json(const nlohmann::json& level);
 
 // The "slo" object summary.json holds for level `index` (goodput_rps, attainment_pct, pass,
 // objectives), or null when the run had no SLO.

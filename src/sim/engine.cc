@@ -166,6 +166,7 @@ const StepResult& Engine::step(int64_t now_ns) {
       }
       waiting_.pop_front();
       running_.push_back(idx);
+      s.scheduled_ns = now_ns;
       result_.cached_tokens += cached;
       if (looked_up) {
         stats_.prefix_queries_tokens += s.prompt;
@@ -209,7 +210,7 @@ const StepResult& Engine::step(int64_t now_ns) {
     if (!samples) continue;
     ++s.generated;
     result_.events.push_back({s.generated == 1 ? SeqEventKind::kFirstToken : SeqEventKind::kToken,
-                              s.id, end_ns, s.generated});
+                              s.id, end_ns, s.generated, s.scheduled_ns});
     if (s.generated >= s.target_out) {
       result_.events.push_back({SeqEventKind::kFinished, s.id, end_ns, s.generated});
       free_blocks(s);

@@ -51,6 +51,8 @@ struct SeqEvent {
   uint64_t request_id;
   int64_t t_ns;           // end of the step (start of the step for kPreempted)
   int64_t output_tokens;  // generated so far
+  int64_t scheduled_ns = 0;  // kFirstToken/kToken: start of the step that last took it from the
+                             // waiting queue (vLLM's "scheduled"; queue = arrival -> this)
 };
 
 struct StepResult {
@@ -105,6 +107,7 @@ class Engine {
     int64_t target_out = 0;
     int64_t generated = 0;
     int64_t computed = 0;  // tokens whose KV is in the cache
+    int64_t scheduled_ns = 0;  // last taken from the waiting queue
     std::vector<int32_t> blocks;
     std::vector<uint64_t> hashes;
     int64_t tokens() const { return prompt + generated; }

@@ -70,12 +70,17 @@ void OpenAiChunks::finish(std::string& out, std::string_view finish_reason) cons
   out += "\n\n";
 }
 
-void OpenAiChunks::usage(std::string& out, int64_t prompt_tokens, int64_t completion_tokens) const {
+void OpenAiChunks::usage(std::string& out, int64_t prompt_tokens, int64_t completion_tokens,
+                         std::string_view timings_json) const {
   out += head_;
   fmt::format_to(std::back_inserter(out),
-                 R"([],"usage":{{"prompt_tokens":{},"total_tokens":{},"completion_tokens":{}}}}})",
+                 R"([],"usage":{{"prompt_tokens":{},"total_tokens":{},"completion_tokens":{}}})",
                  prompt_tokens, prompt_tokens + completion_tokens, completion_tokens);
-  out += "\n\n";
+  if (!timings_json.empty()) {
+    out += R"(,"timings":)";
+    out += timings_json;
+  }
+  out += "}\n\n";
 }
 
 void OpenAiChunks::done(std::string& out) { out += "data: [DONE]\n\n"; }

@@ -20,7 +20,9 @@ class OpenAiChunks {
   void role(std::string& out) const;  // chat only: {"role":"assistant","content":""}
   void token(std::string& out, std::string_view text) const;
   void finish(std::string& out, std::string_view finish_reason) const;
-  void usage(std::string& out, int64_t prompt_tokens, int64_t completion_tokens) const;
+  // `timings_json`, when given, is a JSON object added as llama.cpp's "timings" beside usage.
+  void usage(std::string& out, int64_t prompt_tokens, int64_t completion_tokens,
+             std::string_view timings_json = {}) const;
   static void done(std::string& out);  // "data: [DONE]\n\n"
 
   // The complete non-streaming body (chat.completion or text_completion) with usage.

@@ -20,7 +20,7 @@ struct StreamTotals {
   int64_t prompt_tokens = 0;
   int64_t output_tokens = 0;
   bool length = false;   // stopped at the token limit (else a natural stop)
-  double prompt_ms = 0;  // arrival -> first token, on the server's clock
+  double prompt_ms = 0;  // prefill: scheduled -> first token, on the server's clock
   double decode_ms = 0;  // first -> last token
   double total_ms = 0;   // arrival -> end
 };

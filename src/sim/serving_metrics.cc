@@ -62,7 +62,14 @@ void PromHistogram::observe(double value) {
 }
 
 ServingMetrics::ServingMetrics()
-    : ttft_s(ttft_buckets()), itl_s(itl_buckets()), tpot_s(itl_buckets()), e2e_s(e2e_buckets()) {}
+    : ttft_s(ttft_buckets()),
+      itl_s(itl_buckets()),
+      tpot_s(itl_buckets()),
+      e2e_s(e2e_buckets()),
+      queue_s(e2e_buckets()),
+      prefill_s(e2e_buckets()),
+      decode_s(e2e_buckets()),
+      inference_s(e2e_buckets()) {}
 
 std::string render_prometheus(const ServingMetrics& m, const EngineStats& engine,
                               const std::string& served_model) {
@@ -111,6 +118,14 @@ std::string render_prometheus(const ServingMetrics& m, const EngineStats& engine
             label);
   histogram(out, "vllm:e2e_request_latency_seconds",
             "Histogram of end to end request latency in seconds.", m.e2e_s, label);
+  histogram(out, "vllm:request_queue_time_seconds",
+            "Histogram of time spent in WAITING phase for request.", m.queue_s, label);
+  histogram(out, "vllm:request_prefill_time_seconds",
+            "Histogram of time spent in PREFILL phase for request.", m.prefill_s, label);
+  histogram(out, "vllm:request_decode_time_seconds",
+            "Histogram of time spent in DECODE phase for request.", m.decode_s, label);
+  histogram(out, "vllm:request_inference_time_seconds",
+            "Histogram of time spent in RUNNING phase for request.", m.inference_s, label);
   return out;
 }
 

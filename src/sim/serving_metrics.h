@@ -39,6 +39,13 @@ struct ServingMetrics {
   PromHistogram itl_s;              // vllm:inter_token_latency_seconds (one sample per token gap)
   PromHistogram tpot_s;             // vllm:time_per_output_token_seconds (V0 name, same samples)
   PromHistogram e2e_s;              // vllm:e2e_request_latency_seconds
+  // Observed when a request finishes, as vLLM does, from the engine's exact times: queue = arrival
+  // -> (last) scheduled, prefill = scheduled -> first token, decode = first -> last token,
+  // inference = scheduled -> last token.
+  PromHistogram queue_s;            // vllm:request_queue_time_seconds
+  PromHistogram prefill_s;          // vllm:request_prefill_time_seconds
+  PromHistogram decode_s;           // vllm:request_decode_time_seconds
+  PromHistogram inference_s;        // vllm:request_inference_time_seconds
   int64_t prompt_tokens_total = 0;  // vllm:prompt_tokens_total (finished requests)
   int64_t generation_tokens_total = 0;  // vllm:generation_tokens_total (every emitted token)
   int64_t success_length = 0;           // vllm:request_success_total{finished_reason="length"}

@@ -125,6 +125,7 @@ struct Stream {
   int64_t received_ns = 0;
   int64_t first_token_ns = 0;
   int64_t last_token_ns = 0;
+  int64_t scheduled_ns = 0;    // from the first token's event
   int64_t tokens = 0;
   std::string out;  // reused write buffer
 };
@@ -315,12 +316,13 @@ void SimServer::Impl::on_event(Stream& s, const SeqEvent& ev) {
     case SeqEventKind::kToken: {
       if (ev.kind == SeqEventKind::kFirstToken) {
         metrics.ttft_s.observe(static_cast<double>(ev.t_ns - s.received_ns) / 1e9);
+        s.first_token_ns = ev.t_ns;
+        s.scheduled_ns = std::max(ev.scheduled_ns, s.received_ns);
       } else {
         const double gap_s = static_cast<double>(ev.t_ns - s.last_token_ns) / 1e9;
         metrics.itl_s.observe(gap_s);
         metrics.tpot_s.observe(gap_s);
       }
-      if (ev.kind == SeqEventKind::kFirstToken) s.first_token_ns = ev.t_ns;
       s.last_token_ns = ev.t_ns;
       ++metrics.generation_tokens_total;
       ++tokens_emitted;
@@ -342,13 +344,20 @@ void SimServer::Impl::on_event(Stream& s, const SeqEvent& ev) {
       ++(reason == "length" ? metrics.success_length : metrics.success_stop);
       metrics.prompt_tokens_total += s.prompt_tokens;
       metrics.e2e_s.observe(static_cast<double>(ev.t_ns - s.received_ns) / 1e9);
+      const double queue_ms = static_cast<double>(s.scheduled_ns - s.received_ns) / 1e6;
+      const double prefill_ms = static_cast<double>(s.first_token_ns - s.scheduled_ns) / 1e6;
+      const double decode_ms = static_cast<double>(ev.t_ns - s.first_token_ns) / 1e6;
+      metrics.queue_s.observe(queue_ms / 1e3);
+      metrics.prefill_s.observe(prefill_ms / 1e3);
+      metrics.decode_s.observe(decode_ms / 1e3);
+      metrics.inference_s.observe(static_cast<double>(ev.t_ns - s.scheduled_ns) / 1e9);
       if (s.protocol) {
         StreamTotals t;
         t.prompt_tokens = s.prompt_tokens;
         t.output_tokens = ev.output_tokens;
         t.length = reason == "length";
         if (s.first_token_ns > 0) {
-          t.prompt_ms = static_cast<double>(s.first_token_ns - s.received_ns) / 1e6;
+          t.prompt_ms = prefill_ms;  // as llama.cpp and Ollama mean it: the prompt's evaluation
           t.decode_ms = static_cast<double>(s.last_token_ns - s.first_token_ns) / 1e6;
         }
         t.total_ms = static_cast<double>(ev.t_ns - s.received_ns) / 1e6;
@@ -359,7 +368,17 @@ void SimServer::Impl::on_event(Stream& s, const SeqEvent& ev) {
       } else if (s.stream) {
         s.out.clear();
         s.chunks.finish(s.out, reason);
-        if (s.include_usage) s.chunks.usage(s.out, s.prompt_tokens, ev.output_tokens);
+        if (s.include_usage) {
+          std::string timings;
+          if (owner->options_.emit_timings) {
+            // llama.cpp's fields (prompt_ms: prefill, predicted_ms: decode) plus queue_ms, which
+            // llama.cpp does not report: the simulator's truth for decomposition tests.
+            timings = fmt::format(
+                R"({{"prompt_n":{},"prompt_ms":{:.3f},"predicted_n":{},"predicted_ms":{:.3f},"queue_ms":{:.3f}}})",
+                s.prompt_tokens, prefill_ms, ev.output_tokens, decode_ms, queue_ms);
+          }
+          s.chunks.usage(s.out, s.prompt_tokens, ev.output_tokens, timings);
+        }
         OpenAiChunks::done(s.out);
         s.resp->write(s.out);
         s.resp->finish();

@@ -40,6 +40,9 @@ struct SimServerOptions {
   std::string served_model;  // id in /v1/models and responses; empty: the catalog model's name
   std::string host = "127.0.0.1";
   uint16_t port = 0;  // 0: ephemeral
+  // Adds llama.cpp-style `timings` (prompt_ms = prefill, predicted_ms = decode, plus queue_ms) to
+  // the usage chunk: the engine's exact per-request times (docs/SERVER-METRICS.md).
+  bool emit_timings = false;
 };
 
 // Live counts, readable from any thread.
