@@ -42,7 +42,7 @@ class VirtualLevel {
       // What falls due during the step happens at its own time and meets the slots as they were
       // before the step's requests finished.
       for (int64_t t = next_timer(); t >= 0 && t < step_end; t = next_timer()) {
-        expire(t, false);
+        expire(t, true);
         pump(t);
       }
       now_ = step_end;
@@ -71,7 +71,8 @@ class VirtualLevel {
     return t;
   }
 
-  // Fails every request whose timeout is before `now` (or at it, when `inclusive`).
+  // Fails every request whose timeout is before `now` (or at it, when `inclusive`: a request still
+  // running at its deadline has passed it; one finishing at a step's end exactly on it has not).
   void expire(int64_t now, bool inclusive) {
     while (!deadlines_.empty()) {
       const auto [at, seq] = deadlines_.top();
