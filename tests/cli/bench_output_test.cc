@@ -6,6 +6,7 @@
 #include "cli/bench_output.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -158,7 +159,10 @@ GoldenRun run_golden() {
   config.slo = *parse_slo("ttft:p95<=150ms,tpot:p50<=20ms");
   config.run_id = "tpgolden";
   config.record_history = false;
-  const fs::path dir = fs::path(::testing::TempDir()) / "tokperf-summary-golden";
+  // One folder per test process: ctest runs the tests of this file in parallel.
+  const fs::path dir = fs::path(::testing::TempDir()) /
+                       ("tokperf-summary-golden-" + std::to_string(::getpid()) + "-" +
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
   fs::remove_all(dir);
   fs::create_directories(dir);
   config.out_dir = dir.string();

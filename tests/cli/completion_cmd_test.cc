@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
@@ -48,7 +49,7 @@ TEST(Completion, BashOffersEverySubcommandAndFlagWhereTheCliAcceptsIt) {
   walk(app, "", expected);
   ASSERT_GT(expected.size(), 50u) << "the command tree looks empty";
 
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = ::testing::TempDir() + std::to_string(::getpid()) + "-";
   const std::string script_path = dir + "tokperf-completion.bash";
   const std::string list_path = dir + "tokperf-completion-expected.txt";
   std::ofstream(script_path) << bash_completion_script(app);

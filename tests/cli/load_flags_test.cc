@@ -1,6 +1,7 @@
 #include "cli/load_flags.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -56,7 +57,8 @@ TEST(LoadFlags, RateDurationWarmupTimeoutAndStopRules) {
 }
 
 TEST(LoadFlags, TraceReplacesTheLevels) {
-  const std::string path = ::testing::TempDir() + "load_flags_trace.jsonl";
+  const std::string path =
+      ::testing::TempDir() + "load_flags_trace-" + std::to_string(::getpid()) + ".jsonl";
   std::ofstream(path) << "{\"timestamp\": 0, \"input_tokens\": 10}\n"
                          "{\"timestamp\": 1, \"input_tokens\": 20}\n";
   LoadConfig c = make_load_config(parse("--trace " + path + " --trace-speed 2"));

@@ -1,6 +1,7 @@
 #include "cli/target_flags.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -62,7 +63,8 @@ TEST(TargetFlags, EveryFlagReachesTheConfig) {
 }
 
 TEST(TargetFlags, PromptFileIsRead) {
-  const std::string path = ::testing::TempDir() + "target_flags_prompt.txt";
+  const std::string path =
+      ::testing::TempDir() + "target_flags_prompt-" + std::to_string(::getpid()) + ".txt";
   std::ofstream(path) << "hello prompt";
   BenchConfig c;
   apply_target_flags(parse("--prompt-file " + path), c);
