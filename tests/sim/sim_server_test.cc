@@ -197,13 +197,14 @@ TEST(SimServer, MetricsAreConsistentWithWhatWasServed) {
     }
     EXPECT_EQ(buckets.back().second, m[h + "_count" + kLabel]) << h;
   }
-  // A 4-token prefill of Llama-2-7B on an A100 is one weight pass, ~8-9 ms: all TTFTs in the
-  // (0.005, 0.01] bucket, none at or below 5 ms.
+  // A 4-token prefill of Llama-2-7B on an A100 is one weight pass, ~8-9 ms: no TTFT at or below
+  // 5 ms (never faster than the model); on a quiet machine all three sit in (0.005, 0.01], on a
+  // busy one some land later, so only "never faster" is asserted.
   const std::string ttft = "vllm:time_to_first_token_seconds_bucket{model_name=\"sim-model\",le=";
   EXPECT_EQ(m[ttft + "\"0.005\"}"], 0);
-  EXPECT_EQ(m[ttft + "\"0.01\"}"], 3);
-  // ITL sum: 12 decode steps of ~8.6 ms each.
-  EXPECT_NEAR(m["vllm:inter_token_latency_seconds_sum" + kLabel] / 12, 0.0087, 0.0015);
+  // ITL sum: 12 decode steps of ~8.6 ms each, never shorter than the model's step (a loaded
+  // machine only stretches them).
+  EXPECT_GE(m["vllm:inter_token_latency_seconds_sum" + kLabel] / 12, 0.0087 - 0.0015);
 }
 
 // Opens a streaming request on a raw socket, reads until the first token, then closes.
