@@ -117,4 +117,18 @@ if ss:
               f"{r['server_us_per_token']:.1f} | {r['server_lag_p50_ms']:.2f} / {r['server_lag_p99_ms']:.2f} / {r['server_lag_max_ms']:.2f} | "
               f"{r['emit_mean_ms']:.1f} / {r['emit_max_ms']:.1f} | {r['client_ttft_p50_ms']:.0f} | {r['client_itl_p50_ms']:.1f} / {r['client_itl_p99_ms']:.1f} |")
     print()
+print('''## Precision goals kept out of the test suite
+
+ctest asserts behaviour only (never early, in order, counted once, same schedule for the same seed,
+queue rules), because it runs on a shared, busy 2-core machine and under ASan. The precision goals
+those tests used to assert live here, measured on a quiet machine with a reference in the same run:
+
+| goal (quiet machine) | measured by |
+|---|---|
+| client stamp error P99 <= 1 ms vs the server's send (was `StampAccuracy.*`, a 2 ms bound) | `stream_timestamp_bench` (above) |
+| scripted server sends within 2 ms of their schedule (was `ScriptedServerTest.*`, 2/10 ms bounds) | `stream_timestamp_bench` ("floor" column: server + loopback) |
+| open-loop send lag P50 < 1 ms, P99 < 10 ms (was `LoadShapesE2E.*`) | `open_loop_pacing_bench` (above; goal 200 µs) |
+| measured TTFT/TPOT within a few ms of the scripted server's (was `BenchRunnerE2E.*`, `LoadShapesE2E.*`) | `stream_timestamp_bench` |
+| `sim serve` + `bench` within 5% (TTFT) / 3% (TPOT) of the offline runner on the same workload (was `SimServer.BenchAgreesWithTheOfflineRunnerOnTheSameWorkload`; the test now checks never-faster and within 3x) | not yet automated in bench/: compare `sim_serve_bench`'s client TTFT/ITL with `tokperf sim run` by hand |''')
+print()
 print('Reproduce: `scripts/bench.sh` (about 5 minutes; `--quick` for a smaller run).')

@@ -25,6 +25,17 @@ void raise_fd_limit() {
 
 }  // namespace
 
+void register_all_commands(CLI::App& app, CommandSet& cmds) {
+  register_bench_command(app, cmds);
+  register_capacity_command(app, cmds);
+  register_estimate_command(app, cmds);
+  register_sim_command(app, cmds);
+  register_report_command(app, cmds);
+  register_compare_command(app, cmds);
+  register_history_command(app, cmds);
+  register_completion_command(app, cmds);
+}
+
 int run_cli(int argc, char** argv) {
   raise_fd_limit();
   CLI::App app{"tokperf: measure and explain how fast an LLM service feels (TTFT, TPOT, ITL, E2E)",
@@ -33,13 +44,7 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1);
   app.get_formatter()->column_width(34);
   CommandSet cmds;
-  register_bench_command(app, cmds);
-  register_capacity_command(app, cmds);
-  register_estimate_command(app, cmds);
-  register_sim_command(app, cmds);
-  register_report_command(app, cmds);
-  register_compare_command(app, cmds);
-  register_history_command(app, cmds);
+  register_all_commands(app, cmds);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -39,5 +39,12 @@ void register_sim_command(CLI::App& app, CommandSet& cmds);       // cli/sim_cmd
 void register_report_command(CLI::App& app, CommandSet& cmds);    // cli/report_cmd.cc
 void register_compare_command(CLI::App& app, CommandSet& cmds);   // cli/compare_cmd.cc
 void register_history_command(CLI::App& app, CommandSet& cmds);   // cli/history_cmd.cc
+void register_completion_command(CLI::App& app, CommandSet& cmds);  // cli/completion_cmd.cc
+
+// Every command above, in --help order: what run_cli parses, exposed so tests can walk the tree.
+void register_all_commands(CLI::App& app, CommandSet& cmds);
+
+// The bash completion script for the command tree under `app` (cli/completion_cmd.cc).
+std::string bash_completion_script(const CLI::App& app);
 
 }  // namespace tokperf

@@ -186,7 +186,14 @@ Result<std::vector<TraceEntry>> parse_trace_jsonl(std::string_view text, double 
     prev_s = t_s;
     TraceEntry e;
     e.line = line_no;
-    e.offset_ns = std::llround((t_s - first_s) / speed * 1e9);
+    // Beyond ~292 years the offset does not fit in int64 nanoseconds (llround would be undefined).
+    const double offset_ns = (t_s - first_s) / speed * 1e9;
+    if (!(offset_ns < 9.2e18)) {
+      return bad(fmt::format("timestamp {} s is too far after the first ({} s) at speed {}; offsets "
+                             "must stay under 9.2e9 s",
+                             t_s, first_s, speed));
+    }
+    e.offset_ns = std::llround(offset_ns);
     bool has_in = j.contains("input_tokens"), has_prompt = j.contains("prompt");
     if (has_in == has_prompt) {
       return bad("needs exactly one of \"input_tokens\" (integer) or \"prompt\" (string)");

@@ -79,6 +79,61 @@ const std::string* HttpRequest::header(std::string_view name) const {
   return nullptr;
 }
 
+HttpParseResult parse_http_request(std::string_view in, size_t max_header_bytes,
+                                   size_t max_body_bytes, HttpRequest& req) {
+  HttpParseResult r;
+  auto error = [&r](int status) {
+    r.kind = HttpParseResult::Kind::kError;
+    r.status = status;
+    return r;
+  };
+  size_t line_end = in.find("\r\n");
+  if (line_end != std::string_view::npos && !parse_request_line(in.substr(0, line_end), req)) {
+    return error(400);
+  }
+  size_t head_end = in.find("\r\n\r\n");
+  if (head_end == std::string_view::npos) {
+    if (in.size() > max_header_bytes) return error(431);
+    return r;  // need more
+  }
+  if (head_end > max_header_bytes) return error(431);
+  std::string_view rest = in.substr(line_end + 2, head_end + 2 - (line_end + 2));
+  int64_t content_length = -1;
+  while (!rest.empty()) {
+    size_t eol = rest.find("\r\n");
+    std::string_view line = rest.substr(0, eol);
+    rest.remove_prefix(eol + 2);
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos || colon == 0) return error(400);
+    std::string_view name = line.substr(0, colon);
+    for (char c : name) {
+      if (!is_token_char(c)) return error(400);
+    }
+    std::string_view value = trim_ows(line.substr(colon + 1));
+    if (iequals(name, "content-length")) {
+      if (value.empty() || value.size() > 18) return error(400);
+      int64_t v = 0;
+      for (char c : value) {
+        if (c < '0' || c > '9') return error(400);
+        v = v * 10 + (c - '0');
+      }
+      if (content_length >= 0 && content_length != v) return error(400);
+      content_length = v;
+    } else if (iequals(name, "transfer-encoding")) {
+      return error(501);
+    }
+    req.headers.emplace_back(name, value);
+  }
+  size_t body_len = content_length < 0 ? 0 : static_cast<size_t>(content_length);
+  if (body_len > max_body_bytes) return error(413);
+  size_t total = head_end + 4 + body_len;
+  if (in.size() < total) return r;  // wait for the rest of the body
+  req.body.assign(in.substr(head_end + 4, body_len));
+  r.kind = HttpParseResult::Kind::kComplete;
+  r.consumed = total;
+  return r;
+}
+
 const char* http_reason(int status) {
   switch (status) {
     case 200:
@@ -321,54 +376,12 @@ void HttpConnection::reply_error(int status) {
 void HttpConnection::try_parse() {
   if (in_.empty()) return;
   const auto& opts = server_.options_;
-  size_t line_end = in_.find("\r\n");
   HttpRequest req;
-  if (line_end != std::string::npos && !parse_request_line({in_.data(), line_end}, req)) {
-    reply_error(400);
-    return;
-  }
-  size_t head_end = in_.find("\r\n\r\n");
-  if (head_end == std::string::npos) {
-    if (in_.size() > opts.max_header_bytes) reply_error(431);
-    return;
-  }
-  if (head_end > opts.max_header_bytes) {
-    reply_error(431);
-    return;
-  }
-  std::string_view rest(in_.data() + line_end + 2, head_end + 2 - (line_end + 2));
-  int64_t content_length = -1;
-  while (!rest.empty()) {
-    size_t eol = rest.find("\r\n");
-    std::string_view line = rest.substr(0, eol);
-    rest.remove_prefix(eol + 2);
-    size_t colon = line.find(':');
-    if (colon == std::string_view::npos || colon == 0) return reply_error(400);
-    std::string_view name = line.substr(0, colon);
-    for (char c : name) {
-      if (!is_token_char(c)) return reply_error(400);
-    }
-    std::string_view value = trim_ows(line.substr(colon + 1));
-    if (iequals(name, "content-length")) {
-      if (value.empty() || value.size() > 18) return reply_error(400);
-      int64_t v = 0;
-      for (char c : value) {
-        if (c < '0' || c > '9') return reply_error(400);
-        v = v * 10 + (c - '0');
-      }
-      if (content_length >= 0 && content_length != v) return reply_error(400);
-      content_length = v;
-    } else if (iequals(name, "transfer-encoding")) {
-      return reply_error(501);
-    }
-    req.headers.emplace_back(name, value);
-  }
-  size_t body_len = content_length < 0 ? 0 : static_cast<size_t>(content_length);
-  if (body_len > opts.max_body_bytes) return reply_error(413);
-  size_t total = head_end + 4 + body_len;
-  if (in_.size() < total) return;  // wait for the rest of the body
-  req.body.assign(in_, head_end + 4, body_len);
-  in_.erase(0, total);
+  HttpParseResult parsed =
+      parse_http_request(in_, opts.max_header_bytes, opts.max_body_bytes, req);
+  if (parsed.kind == HttpParseResult::Kind::kNeedMore) return;
+  if (parsed.kind == HttpParseResult::Kind::kError) return reply_error(parsed.status);
+  in_.erase(0, parsed.consumed);
   req.received_ns = mono_ns();
   req.connection_id = id_;
 

@@ -45,6 +45,21 @@ struct HttpRequest {
   const std::string* header(std::string_view name) const;
 };
 
+// The outcome of reading one HTTP/1.x request from the front of an input buffer.
+struct HttpParseResult {
+  enum class Kind { kNeedMore, kError, kComplete };
+  Kind kind = Kind::kNeedMore;
+  int status = 0;       // kError: the status the server answers (400, 413, 431 or 501)
+  size_t consumed = 0;  // kComplete: bytes of the buffer the request took (head and body)
+};
+
+// Parses the request at the start of `in` (request line, headers, Content-Length body) into req
+// (method, target, path, query, version, headers, body; not received_ns or connection_id).
+// kNeedMore while the head or body is incomplete. Pure: the server's only request parser, exposed
+// so it can be tested and fuzzed without sockets.
+HttpParseResult parse_http_request(std::string_view in, size_t max_header_bytes,
+                                   size_t max_body_bytes, HttpRequest& req);
+
 class HttpConnection;
 
 // The answer to one request. Handlers receive it as a shared_ptr and may keep it to answer later

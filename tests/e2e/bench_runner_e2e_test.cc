@@ -136,12 +136,15 @@ TEST(BenchRunnerE2E, EveryRequestIsAccountedForUnderFaults) {
       EXPECT_GT(compute_request_metrics(t).ttft_ms, 0);
     }
     if (rec.fault == Fault::kStall) {
-      RequestMetrics m = compute_request_metrics(t);
-      // The 30 ms stall shows as one long gap (2 ms ITL + 30 ms); a server delayed by a loaded
-      // machine shortens or lengthens it a little, so the bound is loose on purpose.
-      double longest = *std::max_element(m.itl_ms.begin(), m.itl_ms.end());
-      EXPECT_GT(longest, 20);
-      EXPECT_LT(longest, 60);
+      // The 30 ms stall is in the server's schedule; the client sees each token no earlier than
+      // the server sent it (same clock), so the stall shows in the client's timeline whatever the
+      // machine's load. How precisely it is stamped is bench/'s job.
+      ASSERT_EQ(t.token_events.size(), rec.token_event_send_ns.size());
+      for (size_t k = 0; k < t.token_events.size(); ++k) {
+        EXPECT_GE(t.token_events[k].t_ns, rec.token_event_send_ns[k]) << k;
+        EXPECT_GE(rec.token_event_send_ns[k], rec.token_event_due_ns[k]) << k;
+      }
+      EXPECT_GE(ns_to_ms(t.token_events.back().t_ns - t.send_ns), 30.0);
     }
     if (rec.fault == Fault::kHttp500) {
       EXPECT_EQ(t.error.http_status, 500);
@@ -168,7 +171,9 @@ TEST(BenchRunnerE2E, AHangingServerTimesOut) {
   ASSERT_EQ(out.measured.size(), 2u);
   for (const auto& t : out.measured) {
     EXPECT_EQ(t.error.kind, ErrorKind::kTimeout) << t.error.message;
-    EXPECT_NEAR(ns_to_ms(t.end_ns - t.send_ns), 300, 50);
+    // Never before the timeout (1 ms for the transport's rounding); how soon after it depends on
+    // the machine's load, so only "it did end" is asserted, by the error kind above.
+    EXPECT_GE(ns_to_ms(t.end_ns - t.send_ns), 299.0);
   }
 }
 
@@ -199,8 +204,14 @@ TEST(BenchRunnerE2E, CompletionsReasoningAndToolCallsAreTokens) {
       ASSERT_TRUE(t.ok()) << t.error.message;
       RequestMetrics m = compute_request_metrics(t);
       EXPECT_EQ(t.token_events.size(), 8u);
-      EXPECT_NEAR(m.ttft_ms, 20, 8);                  // loose: other tests share the cores
-      EXPECT_NEAR(m.ttfo_ms - m.ttft_ms, 5 * 10, 8);  // visible content after 5 reasoning tokens
+      // Behaviour, not pacing: the first token is no earlier than the server's 20 ms TTFT, the
+      // first visible content is the 6th token (after 5 reasoning tokens), so no earlier than
+      // 20 + 5 * 10 ms.
+      EXPECT_GE(m.ttft_ms, 20.0);
+      for (size_t k = 0; k < 5; ++k) EXPECT_FALSE(t.token_events[k].visible) << k;
+      EXPECT_TRUE(t.token_events[5].visible);
+      EXPECT_EQ(t.first_visible_ns, t.token_events[5].t_ns);
+      EXPECT_GE(m.ttfo_ms, 20.0 + 5 * 10);
     }
   }
   {

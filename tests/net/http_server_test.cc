@@ -244,3 +244,52 @@ TEST_F(HttpServerTest, OneLoopServes200ConcurrentStreams) {
 
 }  // namespace
 }  // namespace tokperf
+
+namespace tokperf {
+namespace {
+
+TEST(ParseHttpRequest, ACompleteRequestWithBodyAndWhatFollows) {
+  const std::string in =
+      "POST /v1/chat/completions?a=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabcGET /";
+  HttpRequest req;
+  HttpParseResult r = parse_http_request(in, 1024, 1024, req);
+  ASSERT_EQ(r.kind, HttpParseResult::Kind::kComplete);
+  EXPECT_EQ(r.consumed, in.size() - 5);  // "GET /" is the next request's start
+  EXPECT_EQ(req.method, "POST");
+  EXPECT_EQ(req.path, "/v1/chat/completions");
+  EXPECT_EQ(req.query, "a=1");
+  EXPECT_EQ(req.body, "abc");
+  ASSERT_NE(req.header("content-length"), nullptr);
+  EXPECT_EQ(*req.header("host"), "x");
+}
+
+TEST(ParseHttpRequest, EveryPrefixWaitsForMore) {
+  const std::string in = "POST / HTTP/1.0\r\nContent-Length: 2\r\n\r\nhi";
+  for (size_t n = 0; n < in.size(); ++n) {
+    HttpRequest req;
+    EXPECT_EQ(parse_http_request(in.substr(0, n), 1024, 1024, req).kind,
+              HttpParseResult::Kind::kNeedMore)
+        << n;
+  }
+}
+
+TEST(ParseHttpRequest, ErrorsCarryTheStatusTheServerAnswers) {
+  auto status = [](const std::string& in, size_t max_head = 1024, size_t max_body = 1024) {
+    HttpRequest req;
+    HttpParseResult r = parse_http_request(in, max_head, max_body, req);
+    return r.kind == HttpParseResult::Kind::kError ? r.status : 0;
+  };
+  EXPECT_EQ(status("GET /x HTTP/2.0\r\n\r\n"), 400);
+  EXPECT_EQ(status("GET x HTTP/1.1\r\n\r\n"), 400);
+  EXPECT_EQ(status("GET / HTTP/1.1\r\nNoColon\r\n\r\n"), 400);
+  EXPECT_EQ(status("GET / HTTP/1.1\r\nBad Name: v\r\n\r\n"), 400);
+  EXPECT_EQ(status("POST / HTTP/1.1\r\nContent-Length: 1x\r\n\r\n"), 400);
+  EXPECT_EQ(status("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"), 400);
+  EXPECT_EQ(status("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"), 501);
+  EXPECT_EQ(status("POST / HTTP/1.1\r\nContent-Length: 2000\r\n\r\n"), 413);
+  EXPECT_EQ(status("GET / HTTP/1.1\r\nX: " + std::string(2000, 'a')), 431);
+  EXPECT_EQ(status("GET / HTTP/1.1\r\n\r\n"), 0);
+}
+
+}  // namespace
+}  // namespace tokperf

@@ -121,17 +121,12 @@ TEST(ScriptedServerTest, TokenEventsFollowTheScheduleAtConcurrencyOne) {
     EXPECT_NEAR(rec.token_event_due_ns[k] - rec.service_start_ns, (30 + 10 * k) * 1'000'000, 1000)
         << "event " << k;
   }
-  // Sends follow it: never early, typically within 2 ms. One wake-up may be late by a scheduler
-  // slice on a loaded machine, hence the looser bound on the worst event.
-  std::vector<double> late_ms;
+  // Sends follow it: never early, in order. How late they are depends on the machine's load, so
+  // it is measured by bench/stream_timestamp_bench (docs/BENCHMARKS.md), not asserted here.
   for (size_t k = 0; k < 5; ++k) {
-    late_ms.push_back((rec.token_event_send_ns[k] - rec.token_event_due_ns[k]) / 1e6);
-    EXPECT_GE(late_ms.back(), 0.0);
-    EXPECT_LE(late_ms.back(), 10.0) << "event " << k;
+    EXPECT_GE(rec.token_event_send_ns[k], rec.token_event_due_ns[k]) << "event " << k;
+    if (k > 0) EXPECT_GE(rec.token_event_send_ns[k], rec.token_event_send_ns[k - 1]) << k;
   }
-  std::sort(late_ms.begin(), late_ms.end());
-  EXPECT_LE(late_ms[2], 2.0) << "late ms: " << late_ms[0] << " " << late_ms[2] << " "
-                             << late_ms[4];  // median
 }
 
 TEST(ScriptedServerTest, MaxTokensCapsAndIgnoreEosExtends) {
@@ -221,8 +216,8 @@ TEST(ScriptedServerTest, StreamFaultsBreakTheStreamAsScripted) {
   EXPECT_EQ(recs[1].outcome, "malformed_json");
   const auto& st = recs[2].token_event_send_ns;
   ASSERT_EQ(st.size(), 4u);
-  EXPECT_GE((st[2] - st[1]) / 1e6, 40.0);  // itl + stall
   const auto& due = recs[2].token_event_due_ns;
+  for (size_t k = 0; k < st.size(); ++k) EXPECT_GE(st[k], due[k]) << k;  // never early
   EXPECT_NEAR((due[2] - due[1]) / 1e6, 42.0, 0.01);
   EXPECT_NEAR((due[3] - due[2]) / 1e6, 2.0, 0.01);
   EXPECT_EQ(recs[3].outcome, "non_streaming");
@@ -292,16 +287,29 @@ TEST(ScriptedServerTest, QueueModelMakesLaterRequestsWaitForASlot) {
   for (const auto& r : replies) EXPECT_TRUE(r.complete);
   auto recs = server.records();
   ASSERT_EQ(recs.size(), 4u);
-  std::vector<double> waits_ms;
   for (const auto& r : recs) {
-    waits_ms.push_back((r.service_start_ns - r.received_ns) / 1e6);
     // TTFT counts from leaving the queue.
     EXPECT_NEAR((r.token_event_due_ns[0] - r.service_start_ns) / 1e6, 40.0, 0.01);
   }
-  std::sort(waits_ms.begin(), waits_ms.end());
-  EXPECT_LT(waits_ms[1], 5.0);
-  EXPECT_GT(waits_ms[2], 45.0);  // ~60 ms minus the spread of the four arrivals
-  EXPECT_LT(waits_ms[3], 80.0);
+  // The queue's rules, whatever the machine's speed (how the four arrivals spread in time is up
+  // to the scheduler): never more than two in service at once (a slot is held for the 60 ms
+  // schedule at least); the first two to start never waited; one that waited started only once a
+  // slot's 60 ms had run out.
+  constexpr int64_t kServiceNs = 60'000'000;
+  std::sort(recs.begin(), recs.end(),
+            [](const auto& a, const auto& b) { return a.service_start_ns < b.service_start_ns; });
+  for (size_t i = 0; i < recs.size(); ++i) {
+    EXPECT_GE(recs[i].service_start_ns, recs[i].received_ns) << i;
+    int in_service = 0;
+    for (size_t j = 0; j < i; ++j) {
+      in_service += recs[i].service_start_ns < recs[j].service_start_ns + kServiceNs;
+    }
+    EXPECT_LE(in_service, 1) << "request " << i << " started while two were in service";
+    if (i < 2) EXPECT_EQ(recs[i].service_start_ns, recs[i].received_ns) << i;
+    if (recs[i].service_start_ns > recs[i].received_ns) {
+      EXPECT_GE(recs[i].service_start_ns, recs[0].service_start_ns + kServiceNs) << i;
+    }
+  }
 }
 
 TEST(ScriptedServerTest, ModelsTokenizeHealthAndCompletionsShape) {
