@@ -13,8 +13,8 @@
 #include "cli/app.h"
 #include "cli/bench_output.h"
 #include "cli/commands.h"
-#include "cli/output_flags.h"
 #include "cli/load_flags.h"
+#include "cli/output_flags.h"
 #include "cli/sim_run_load.h"
 #include "core/clock.h"
 #include "core/units.h"
@@ -70,8 +70,8 @@ sim::CostModel make_cost(const SimRunFlags& f) {
 
 std::string describe(const SimRunFlags& f, const sim::CostModel& cost) {
   const auto& d = cost.deployment();
-  return fmt::format("{} on {} x {}, weights {}, KV {}, engine {}", d.model.name, d.tp,
-                     d.gpu.name, sim::dtype_name(d.weight_dtype), sim::dtype_name(d.kv_dtype),
+  return fmt::format("{} on {} x {}, weights {}, KV {}, engine {}", d.model.name, d.tp, d.gpu.name,
+                     sim::dtype_name(d.weight_dtype), sim::dtype_name(d.kv_dtype),
                      f.deployment.engine);
 }
 

@@ -54,9 +54,15 @@ bool deployment_flags_given(const CLI::App& sub, const std::string& model_flag) 
 }
 
 nlohmann::json deployment_json(const DeploymentFlags& d) {
-  return {{"source", "simulated"}, {"model", d.model},   {"model_config", d.model_config},
-          {"gpu", d.gpu},          {"gpu_spec", d.gpu_spec}, {"dtype", d.dtype},
-          {"kv_dtype", d.kv_dtype}, {"tp", d.tp},          {"engine", d.engine}};
+  return {{"source", "simulated"},
+          {"model", d.model},
+          {"model_config", d.model_config},
+          {"gpu", d.gpu},
+          {"gpu_spec", d.gpu_spec},
+          {"dtype", d.dtype},
+          {"kv_dtype", d.kv_dtype},
+          {"tp", d.tp},
+          {"engine", d.engine}};
 }
 
 }  // namespace tokperf::sim

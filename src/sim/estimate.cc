@@ -38,9 +38,8 @@ Estimate compute_estimate(const CostModel& cost, const EstimateRequest& req) {
 
   // One request on an idle engine: the serving front end, the prompt in chunks of the step
   // budget, then one step per token.
-  e.expected_ttft_s = cost.knobs().request_overhead_s +
-                      cost.knobs().request_overhead_per_token_s *
-                          static_cast<double>(req.prompt_tokens);
+  e.expected_ttft_s = cost.knobs().request_overhead_s + cost.knobs().request_overhead_per_token_s *
+                                                            static_cast<double>(req.prompt_tokens);
   const int64_t chunk = std::max<int64_t>(1, req.max_num_batched_tokens);
   for (int64_t done = 0; done < req.prompt_tokens;) {
     const int64_t n = std::min(chunk, req.prompt_tokens - done);

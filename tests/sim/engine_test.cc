@@ -8,10 +8,18 @@
 namespace tokperf::sim {
 namespace {
 
+// Scheduler mechanics without the serving front end (its own test below turns it on).
+CostKnobs no_front_end() {
+  CostKnobs k;
+  k.request_overhead_s = 0;
+  k.request_overhead_per_token_s = 0;
+  return k;
+}
+
 const CostModel& cost() {
   static const CostModel c(Deployment{find_model("llama-2-7b").value(),
                                       find_gpu("a100-80g").value(), DType::kFp16, DType::kFp16, 1},
-                           CostKnobs{});
+                           no_front_end());
   return c;
 }
 
