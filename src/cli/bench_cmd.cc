@@ -18,6 +18,7 @@
 #include "core/units.h"
 #include "sim/deployment_cli.h"
 #include "sim/sim_server.h"
+#include "sim/validation.h"
 
 namespace tokperf {
 namespace {
@@ -75,6 +76,7 @@ int run_bench(BenchFlags& flags) {
                "tokperf: no --url, so benchmarking the built-in simulated engine at {}: {} "
                "(repeated prompts hit its prefix cache, as on vLLM; --unique-prompts avoids it)\n",
                flags.target.url, sim::describe_simulation(*simulated));
+    fmt::print(stderr, "tokperf: simulated {}\n", sim::held_out_accuracy_line());
     const LoadFlags& l = flags.load;
     if (l.concurrency.empty() && !l.sweep && l.request_rate.empty() && l.ramp.empty() &&
         l.trace.empty() && l.requests.empty() && l.duration.empty()) {

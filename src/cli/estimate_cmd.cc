@@ -9,6 +9,7 @@
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "sim/deployment_cli.h"
+#include "sim/engine_preset.h"
 #include "sim/estimate.h"
 
 namespace tokperf {
@@ -26,12 +27,15 @@ int run_estimate(const EstimateConfig& c) {
   if (c.request.prompt_tokens < 1 || c.request.output_tokens < 1) {
     throw UsageError("--prompt-tokens and --output-tokens must be >= 1");
   }
-  const sim::CostModel cost(std::move(d).value(), sim::CostKnobs{});
-  const sim::Estimate e = sim::compute_estimate(cost, c.request);
+  const sim::EnginePreset preset = sim::find_engine_preset(c.deployment.engine).value();
+  sim::EstimateRequest req = c.request;
+  req.max_num_batched_tokens = preset.config.max_num_batched_tokens;
+  const sim::CostModel cost(std::move(d).value(), preset.knobs);
+  const sim::Estimate e = sim::compute_estimate(cost, req);
   if (c.json) {
-    fmt::print("{}\n", sim::estimate_to_json(e, cost, c.request).dump(2));
+    fmt::print("{}\n", sim::estimate_to_json(e, cost, req).dump(2));
   } else {
-    fmt::print("{}", sim::format_estimate_text(e, cost, c.request));
+    fmt::print("{}", sim::format_estimate_text(e, cost, req));
   }
   return kExitOk;
 }
@@ -43,6 +47,7 @@ void register_estimate_command(CLI::App& app, CommandSet& cmds) {
   auto* sub = app.add_subcommand(
       "estimate", "Roofline arithmetic: weight memory, KV capacity, prefill/decode bounds");
   sim::add_deployment_flags(*sub, cfg->deployment);
+  sim::add_engine_flag(*sub, cfg->deployment);
   sub->add_option("--prompt-tokens", cfg->request.prompt_tokens, "prompt length")
       ->capture_default_str();
   sub->add_option("--output-tokens", cfg->request.output_tokens, "output length")

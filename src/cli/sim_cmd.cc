@@ -17,6 +17,7 @@
 #include "core/clock.h"
 #include "metrics/stats.h"
 #include "sim/deployment_cli.h"
+#include "sim/engine_preset.h"
 #include "sim/sim_server.h"
 
 namespace tokperf {
@@ -31,6 +32,8 @@ struct SimServeConfig {
   double max_seconds = 0;
   int64_t max_requests = 0;
   bool timings = false;
+  bool max_num_seqs_given = false;
+  bool max_num_batched_tokens_given = false;
 };
 
 double percentile_ms(std::vector<int64_t> ns, double p) {
@@ -50,7 +53,14 @@ int serve_sim(const SimServeConfig& c) {
   if (!d.ok()) throw UsageError(d.error());
   sim::SimServerOptions o;
   o.deployment = std::move(d).value();
+  const sim::EnginePreset preset = sim::find_engine_preset(c.deployment.engine).value();
+  o.knobs = preset.knobs;
   o.engine = c.engine;
+  o.engine.reserve_max_tokens = preset.config.reserve_max_tokens;
+  if (!c.max_num_seqs_given) o.engine.max_num_seqs = preset.config.max_num_seqs;
+  if (!c.max_num_batched_tokens_given) {
+    o.engine.max_num_batched_tokens = preset.config.max_num_batched_tokens;
+  }
   o.host = c.host;
   o.port = static_cast<uint16_t>(c.port);
   o.served_model = c.served_model;
@@ -119,11 +129,13 @@ void register_sim_command(CLI::App& app, CommandSet& cmds) {
   sim_app->require_subcommand(1);
 
   register_sim_run_command(*sim_app, cmds);
+  register_sim_validate_command(*sim_app, cmds);
 
   auto scfg = std::make_shared<SimServeConfig>();
   auto* serve = sim_app->add_subcommand(
       "serve", "OpenAI-compatible HTTP server over the engine, streaming in real time");
   sim::add_deployment_flags(*serve, scfg->deployment);
+  sim::add_engine_flag(*serve, scfg->deployment);
   serve->add_option("--host", scfg->host, "IPv4 address to listen on")->capture_default_str();
   serve->add_option("--port", scfg->port, "TCP port; 0 picks a free one (the URL is printed)")
       ->capture_default_str();
@@ -152,7 +164,11 @@ void register_sim_command(CLI::App& app, CommandSet& cmds) {
       ->add_option("--max-requests", scfg->max_requests,
                    "stop after this many generation requests ended (0: never)")
       ->capture_default_str();
-  cmds.add(serve, [scfg] { return serve_sim(*scfg); });
+  cmds.add(serve, [scfg, serve] {
+    scfg->max_num_seqs_given = serve->count("--max-num-seqs") > 0;
+    scfg->max_num_batched_tokens_given = serve->count("--max-num-batched-tokens") > 0;
+    return serve_sim(*scfg);
+  });
 }
 
 }  // namespace tokperf

@@ -22,6 +22,8 @@
 #include "report/capacity_report.h"
 #include "report/json_output.h"
 #include "sim/deployment_cli.h"
+#include "sim/engine_preset.h"
+#include "sim/validation.h"
 
 namespace tokperf {
 namespace {
@@ -39,12 +41,24 @@ struct SimRunFlags {
   double start = 8;
   double max = 1024;
   int max_trials = 40;
+  bool max_num_seqs_given = false;
+  bool max_num_batched_tokens_given = false;
 };
+
+// The --engine preset's scheduler settings, with the engine flags the user gave on top.
+sim::EngineConfig engine_config(const SimRunFlags& f) {
+  sim::EngineConfig c = sim::find_engine_preset(f.deployment.engine).value().config;
+  c.eos_mean_tokens = f.engine.eos_mean_tokens;
+  if (f.max_num_seqs_given) c.max_num_seqs = f.engine.max_num_seqs;
+  if (f.max_num_batched_tokens_given) c.max_num_batched_tokens = f.engine.max_num_batched_tokens;
+  return c;
+}
 
 sim::CostModel make_cost(const SimRunFlags& f) {
   auto d = sim::resolve_deployment(f.deployment);
   if (!d.ok()) throw UsageError(d.error());
-  sim::CostModel cost(std::move(d).value(), sim::CostKnobs{});
+  sim::CostModel cost(std::move(d).value(),
+                      sim::find_engine_preset(f.deployment.engine).value().knobs);
   if (!cost.fits()) {
     throw UsageError(fmt::format(
         "{} in {} needs {:.1f} GB of weights per GPU; {} x {} cannot hold it (try --tp or --dtype)",
@@ -54,10 +68,11 @@ sim::CostModel make_cost(const SimRunFlags& f) {
   return cost;
 }
 
-std::string describe(const sim::CostModel& cost) {
+std::string describe(const SimRunFlags& f, const sim::CostModel& cost) {
   const auto& d = cost.deployment();
-  return fmt::format("{} on {} x {}, weights {}, KV {}", d.model.name, d.tp, d.gpu.name,
-                     sim::dtype_name(d.weight_dtype), sim::dtype_name(d.kv_dtype));
+  return fmt::format("{} on {} x {}, weights {}, KV {}, engine {}", d.model.name, d.tp, d.gpu.name,
+                     sim::dtype_name(d.weight_dtype), sim::dtype_name(d.kv_dtype),
+                     f.deployment.engine);
 }
 
 // The parts of a BenchConfig that describe the simulated target, for summary.json and the history.
@@ -69,7 +84,7 @@ BenchConfig base_config(const SimRunFlags& f, const sim::CostModel& cost) {
     throw UsageError("--max-num-seqs and --max-num-batched-tokens must be at least 1");
   }
   BenchConfig c;
-  c.target.base_url = fmt::format("sim://{}", describe(cost));
+  c.target.base_url = fmt::format("sim://{}", describe(f, cost));
   c.target.model = f.deployment.model;
   c.target.ignore_eos = f.ignore_eos;
   c.prompt.input_tokens = f.input_tokens;
@@ -87,7 +102,7 @@ BenchConfig base_config(const SimRunFlags& f, const sim::CostModel& cost) {
 
 SimLoadOptions load_options(const SimRunFlags& f, int64_t started_unix_us) {
   SimLoadOptions o;
-  o.engine = f.engine;
+  o.engine = engine_config(f);
   o.input_tokens = f.input_tokens;
   o.output_tokens = f.output_tokens;
   o.ignore_eos = f.ignore_eos;
@@ -99,11 +114,12 @@ int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig con
   apply_output_flags(f.output, config);
   std::FILE* out = f.output.json ? stderr : stdout;
   fmt::print(out, "tokperf sim run: {}; {} in / max {} out tokens{}; virtual time\n",
-             describe(cost), f.input_tokens, f.output_tokens,
+             describe(f, cost), f.input_tokens, f.output_tokens,
              f.ignore_eos ? " (ignore_eos)" : ", lengths from the engine's EOS distribution");
   std::vector<std::string> notes = {
       "virtual time: simulated engine, no sockets; send lag is 0 by construction and client "
       "health (CPU, loop lag) does not apply",
+      sim::held_out_accuracy_line(),
   };
   const int64_t wall_start_ns = mono_ns();
   auto outcome = simulate_load(cost, config, load_options(f, wall_us()), notes);
@@ -157,7 +173,7 @@ int run_capacity_search(const SimRunFlags& f, const sim::CostModel& cost, const 
   fmt::print(out,
              "tokperf sim run --capacity: {}, SLO {}, searching {} from {} (max {}); "
              "virtual time\n",
-             describe(cost), f.load.slo, f.by, f.start, f.max);
+             describe(f, cost), f.load.slo, f.by, f.start, f.max);
   int trial = 0;
   RunLevelFn run_level = [&](double x) -> LevelOutcome {
     BenchConfig c = base;
@@ -193,6 +209,7 @@ int run_capacity_search(const SimRunFlags& f, const sim::CostModel& cost, const 
   opt.unit = opt.integer ? "concurrent" : "req/s";
   const CapacityResult r = capacity_search(run_level, opt);
   fmt::print(out, "{}\n", r.summary);
+  fmt::print(out, "{}\n", sim::held_out_accuracy_line());
   if (f.output.json) {
     nlohmann::json doc = capacity_json("sim run --capacity", config_json(base),
                                        {{"by", f.by}, {"start", f.start}, {"max", f.max}}, r);
@@ -215,6 +232,7 @@ void register_sim_run_command(CLI::App& sim_app, CommandSet& cmds) {
   auto* run = sim_app.add_subcommand(
       "run", "bench's load flags against the simulated engine in virtual time (no sockets)");
   sim::add_deployment_flags(*run, f->deployment);
+  sim::add_engine_flag(*run, f->deployment);
   add_load_flags(run, f->load);
   const char* p = "Prompt";
   run->add_option("--input-tokens", f->input_tokens, "Prompt tokens per request")
@@ -249,7 +267,11 @@ void register_sim_run_command(CLI::App& sim_app, CommandSet& cmds) {
   run->add_option("--start", f->start, "First load tried")->capture_default_str()->group(s);
   run->add_option("--max", f->max, "Highest load tried")->capture_default_str()->group(s);
   run->add_option("--max-trials", f->max_trials, "Trial budget")->capture_default_str()->group(s);
-  cmds.add(run, [f] { return run_sim(*f); });
+  cmds.add(run, [f, run] {
+    f->max_num_seqs_given = run->count("--max-num-seqs") > 0;
+    f->max_num_batched_tokens_given = run->count("--max-num-batched-tokens") > 0;
+    return run_sim(*f);
+  });
 }
 
 }  // namespace tokperf

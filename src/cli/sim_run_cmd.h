@@ -15,4 +15,8 @@ class CommandSet;
 // Adds `run` under the `sim` subcommand.
 void register_sim_run_command(CLI::App& sim_app, CommandSet& cmds);
 
+// Adds `validate` under the `sim` subcommand (cli/sim_validate_cmd.cc): the model against the
+// published measurements in data/validation/.
+void register_sim_validate_command(CLI::App& sim_app, CommandSet& cmds);
+
 }  // namespace tokperf

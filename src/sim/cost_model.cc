@@ -38,6 +38,10 @@ double CostModel::kv_bytes_per_token_per_gpu() const {
 }
 
 double CostModel::kv_budget_bytes_per_gpu() const {
+  if (k_.kv_fraction_of_free_memory) {
+    return k_.gpu_memory_utilization *
+           (d_.gpu.memory_bytes - weight_bytes_per_gpu() - k_.activation_reserve_bytes);
+  }
   return k_.gpu_memory_utilization * d_.gpu.memory_bytes - weight_bytes_per_gpu() -
          k_.activation_reserve_bytes;
 }
@@ -112,7 +116,10 @@ StepBreakdown CostModel::step(const StepShape& s) const {
     const double per_op = k_.allreduce_latency_s + 2.0 * (tp - 1) / tp * buffer_bytes / link;
     b.comm_s = 2.0 * static_cast<double>(d_.model.num_layers) * per_op;
   }
-  b.overhead_s = k_.step_overhead_s + k_.per_seq_overhead_s * static_cast<double>(s.num_seqs);
+  if (d_.model.is_moe() && s.new_tokens > 0) {
+    b.overhead_s += static_cast<double>(d_.model.num_moe_layers()) * k_.moe_layer_overhead_s;
+  }
+  b.overhead_s += k_.step_overhead_s + k_.per_seq_overhead_s * static_cast<double>(s.num_seqs);
   b.total_s = b.overhead_s + std::max(b.linear_s + b.attention_s, b.weights_s + b.kv_s) + b.comm_s;
   return b;
 }

@@ -12,6 +12,9 @@ namespace tokperf::sim {
 
 struct CostKnobs {
   double gpu_memory_utilization = 0.9;  // vLLM's default fraction of device memory it may use
+  // false (vLLM, SGLang): KV budget = utilization x memory - weights - reserve. true (TensorRT-LLM's
+  // free_gpu_memory_fraction): KV budget = utilization x (memory - weights - reserve).
+  bool kv_fraction_of_free_memory = false;
   // Per-GPU bytes kept back for activations, CUDA graphs and the sampler (vLLM measures this in a
   // profiling run; 1-4 GiB for 7B-70B models at 8192 batched tokens).
   double activation_reserve_bytes = 2.0 * 1024 * 1024 * 1024;
@@ -29,6 +32,16 @@ struct CostKnobs {
   double step_overhead_s = 0.4e-3;     // scheduling, sampling, launch per engine step
   double per_seq_overhead_s = 5e-6;    // per scheduled sequence (input prep, detokenise)
   double allreduce_latency_s = 15e-6;  // fixed cost of one tensor-parallel all-reduce
+  // Serving front end, per request, before the scheduler sees it (HTTP, tokenisation, request
+  // setup, and the first token's detokenise/stream path): a fixed part plus a part per prompt
+  // token. Requests pass through it one at a time.
+  // vLLM's value was fitted on the calibration half of data/validation/ (the vLLM 0.5/0.6 points:
+  // the same FastAPI front end); scripts/fit_sim.py, docs/SIMULATOR.md.
+  double request_overhead_s = 4.03e-3;
+  double request_overhead_per_token_s = 0;
+  // Per MoE layer per step: routing, token permutation and the grouped-GEMM launch that a dense
+  // layer does not pay (plus expert-parallel dispatch when experts are spread over GPUs).
+  double moe_layer_overhead_s = 0;
 };
 
 struct Deployment {

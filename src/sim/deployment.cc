@@ -1,5 +1,7 @@
 #include "sim/deployment.h"
 
+#include "sim/engine_preset.h"
+
 namespace tokperf::sim {
 
 Result<Deployment> resolve_deployment(const DeploymentFlags& f) {
@@ -13,9 +15,15 @@ Result<Deployment> resolve_deployment(const DeploymentFlags& f) {
   auto dtype = parse_dtype(f.dtype, "--dtype");
   if (!dtype.ok()) return Error{dtype.error()};
   d.weight_dtype = *dtype;
+  auto preset = find_engine_preset(f.engine);
+  if (!preset.ok()) return Error{preset.error()};
   if (f.kv_dtype == "auto") {
-    // vLLM's kv_cache_dtype=auto keeps the activation dtype even for quantised weights.
+    // vLLM's kv_cache_dtype=auto keeps the activation dtype even for quantised weights; NIM's FP8
+    // profiles store FP8 KV.
     d.kv_dtype = d.weight_dtype == DType::kBf16 ? DType::kBf16 : DType::kFp16;
+    if (preset->fp8_kv_with_fp8_weights && d.weight_dtype == DType::kFp8 && d.gpu.fp8_flops > 0) {
+      d.kv_dtype = DType::kFp8;
+    }
   } else {
     auto kv = parse_dtype(f.kv_dtype, "--kv-dtype");
     if (!kv.ok()) return Error{kv.error() + " (or auto)"};

@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "sim/engine_preset.h"
+
 namespace tokperf::sim {
 
 void add_deployment_flags(CLI::App& sub, DeploymentFlags& f, const std::string& model_flag,
@@ -32,6 +34,15 @@ void add_deployment_flags(CLI::App& sub, DeploymentFlags& f, const std::string& 
   }
 }
 
+void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group) {
+  CLI::Option* o = sub.add_option("--engine", f.engine,
+                                  "serving engine whose defaults apply (KV dtype, memory, batch "
+                                  "limits, admission, overheads): " +
+                                      engine_preset_names())
+                       ->capture_default_str();
+  if (!group.empty()) o->group(group);
+}
+
 bool deployment_flags_given(const CLI::App& sub, const std::string& model_flag) {
   for (const std::string& name :
        {model_flag, std::string("--model-config"), std::string("--gpu"), std::string("--gpu-spec"),
@@ -43,9 +54,15 @@ bool deployment_flags_given(const CLI::App& sub, const std::string& model_flag) 
 }
 
 nlohmann::json deployment_json(const DeploymentFlags& d) {
-  return {{"source", "simulated"}, {"model", d.model},   {"model_config", d.model_config},
-          {"gpu", d.gpu},          {"gpu_spec", d.gpu_spec}, {"dtype", d.dtype},
-          {"kv_dtype", d.kv_dtype}, {"tp", d.tp}};
+  return {{"source", "simulated"},
+          {"model", d.model},
+          {"model_config", d.model_config},
+          {"gpu", d.gpu},
+          {"gpu_spec", d.gpu_spec},
+          {"dtype", d.dtype},
+          {"kv_dtype", d.kv_dtype},
+          {"tp", d.tp},
+          {"engine", d.engine}};
 }
 
 }  // namespace tokperf::sim

@@ -20,6 +20,10 @@ namespace tokperf::sim {
 void add_deployment_flags(CLI::App& sub, DeploymentFlags& f,
                           const std::string& model_flag = "--model", const std::string& group = "");
 
+// --engine vllm|sglang|trtllm|nim: the serving engine whose defaults and overheads apply
+// (sim/engine_preset.h). Separate from the deployment flags: bench's built-in target has none.
+void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group = "");
+
 // True when any of the flags above was given on the command line (after parsing).
 bool deployment_flags_given(const CLI::App& sub, const std::string& model_flag = "--model");
 // The simulated deployment as summary.json's config.deployment records it (docs/summary-schema.md).

@@ -32,6 +32,10 @@ int64_t Engine::draw_output_length(int64_t max_tokens) {
   return std::clamp<int64_t>(n, 1, max_tokens);
 }
 
+int64_t Engine::reserved_blocks(const Seq& s) const {
+  return blocks_for(s.prompt + std::max(s.max_tokens, s.generated), cfg_.block_size);
+}
+
 int32_t Engine::new_seq() {
   if (!free_seqs_.empty()) {
     const int32_t i = free_seqs_.back();
@@ -57,6 +61,15 @@ Status Engine::submit(const SimRequest& r) {
   s = Seq{};
   s.id = r.id;
   s.prompt = r.prompt_tokens;
+  s.max_tokens = r.max_tokens;
+  // The front end (HTTP, tokenisation, request setup) handles one request at a time before the
+  // scheduler sees it, so a burst reaches the engine spread out, and the first step starts with
+  // the first request only.
+  const CostKnobs& k = cost_.knobs();
+  const double front_s =
+      k.request_overhead_s + k.request_overhead_per_token_s * static_cast<double>(r.prompt_tokens);
+  s.ready_ns = std::max(r.arrival_ns, frontend_free_ns_) + std::llround(front_s * 1e9);
+  frontend_free_ns_ = s.ready_ns;
   s.target_out = r.ignore_eos ? r.max_tokens : draw_output_length(r.max_tokens);
   s.hashes = r.prefix_block_hashes;
   waiting_.push_back(i);
@@ -148,12 +161,27 @@ const StepResult& Engine::step(int64_t now_ns) {
     budget -= num_new;
   }
 
+  // Blocks running sequences may still claim, when admission reserves them up front.
+  int64_t outstanding = 0;
+  if (cfg_.reserve_max_tokens) {
+    for (int32_t idx : running_) {
+      const Seq& s = seqs_[static_cast<size_t>(idx)];
+      outstanding +=
+          std::max<int64_t>(0, reserved_blocks(s) - static_cast<int64_t>(s.blocks.size()));
+    }
+  }
+
   // 2. Waiting prompts (FCFS) in what is left, unless this step had to preempt.
   if (result_.num_preempted == 0) {
     while (!waiting_.empty() && budget > 0 &&
            static_cast<int64_t>(running_.size()) < cfg_.max_num_seqs) {
       const int32_t idx = waiting_.front();
       Seq& s = seqs_[static_cast<size_t>(idx)];
+      if (s.ready_ns > now_ns) break;  // still in the front end
+      if (cfg_.reserve_max_tokens && s.computed == 0 &&
+          reserved_blocks(s) + outstanding > kv_.num_free()) {
+        break;  // its whole sequence would not fit beside what running ones may still claim
+      }
       const bool looked_up = cfg_.enable_prefix_caching && s.computed == 0 && !s.hashes.empty();
       const int64_t cached = reuse_cached_prefix(s);
       const int64_t need = s.tokens() - s.computed;
@@ -174,9 +202,20 @@ const StepResult& Engine::step(int64_t now_ns) {
       }
       scheduled_.push_back({idx, num_new, s.computed});
       budget -= num_new;
+      if (cfg_.reserve_max_tokens) {
+        outstanding +=
+            std::max<int64_t>(0, reserved_blocks(s) - static_cast<int64_t>(s.blocks.size()));
+      }
     }
   }
-  if (scheduled_.empty()) return result_;
+  if (scheduled_.empty()) {
+    // Nothing runnable yet because the next request is still in the front end: wait for it.
+    if (running_.empty() && !waiting_.empty()) {
+      const int64_t ready = seqs_[static_cast<size_t>(waiting_.front())].ready_ns;
+      if (ready > now_ns) result_.duration_ns = ready - now_ns;
+    }
+    return result_;
+  }
 
   // 3. Time the batch, then advance every scheduled sequence to the end of the step.
   StepShape shape;

@@ -26,6 +26,10 @@ struct EngineConfig {
   int64_t block_size = 16;
   bool enable_prefix_caching = true;
   bool enable_chunked_prefill = true;
+  // Admission: false (vLLM, SGLang) allocates KV blocks as tokens arrive and preempts when they
+  // run out; true (TensorRT-LLM's GUARANTEED_NO_EVICT, NIM) admits a request only when the blocks
+  // for its prompt + max_tokens are free after what running requests may still claim.
+  bool reserve_max_tokens = false;
   int64_t num_blocks = 0;  // 0: sized from the cost model's KV capacity
   // Output length when a request does not set ignore_eos: exponential with this mean, in
   // [1, max_tokens]. Seeded, so runs repeat.
@@ -108,6 +112,8 @@ class Engine {
     int64_t generated = 0;
     int64_t computed = 0;  // tokens whose KV is in the cache
     int64_t scheduled_ns = 0;  // last taken from the waiting queue
+    int64_t max_tokens = 0;
+    int64_t ready_ns = 0;  // when the serving front end hands it to the scheduler
     std::vector<int32_t> blocks;
     std::vector<uint64_t> hashes;
     int64_t tokens() const { return prompt + generated; }
@@ -124,6 +130,7 @@ class Engine {
   void preempt(int32_t idx, int64_t now_ns);
   int64_t reuse_cached_prefix(Seq& s);
   int64_t draw_output_length(int64_t max_tokens);
+  int64_t reserved_blocks(const Seq& s) const;  // blocks for prompt + max_tokens
 
   const CostModel& cost_;
   EngineConfig cfg_;
@@ -136,6 +143,7 @@ class Engine {
   std::vector<Scheduled> scheduled_;
   StepResult result_;
   EngineStats stats_;
+  int64_t frontend_free_ns_ = 0;  // the serial front end (API server, tokenizer) is busy until then
 };
 
 }  // namespace tokperf::sim

@@ -1,5 +1,8 @@
 #include "sim/estimate.h"
 
+#include "sim/accuracy_figures.h"
+#include "sim/validation.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -33,8 +36,10 @@ Estimate compute_estimate(const CostModel& cost, const EstimateRequest& req) {
   e.decode_bound_first_s = cost.decode_bound_s(req.prompt_tokens);
   e.decode_bound_last_s = cost.decode_bound_s(req.prompt_tokens + req.output_tokens);
 
-  // One request on an idle engine: the prompt in chunks of the step budget, then one step per
-  // token.
+  // One request on an idle engine: the serving front end, the prompt in chunks of the step
+  // budget, then one step per token.
+  e.expected_ttft_s = cost.knobs().request_overhead_s + cost.knobs().request_overhead_per_token_s *
+                                                            static_cast<double>(req.prompt_tokens);
   const int64_t chunk = std::max<int64_t>(1, req.max_num_batched_tokens);
   for (int64_t done = 0; done < req.prompt_tokens;) {
     const int64_t n = std::min(chunk, req.prompt_tokens - done);
@@ -107,6 +112,7 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
   line("TTFT", ms(e.expected_ttft_s));
   line("TPOT", ms(e.expected_tpot_s));
   line("end to end", ms(e.expected_e2e_s));
+  out += held_out_accuracy_line() + "\n";
   return out;
 }
 
@@ -149,7 +155,16 @@ nlohmann::json estimate_to_json(const Estimate& e, const CostModel& cost,
         {"w8a8_bandwidth_efficiency", k.w8a8_bandwidth_efficiency},
         {"applied_linear_compute_efficiency", cost.linear_compute_efficiency()},
         {"applied_weight_bandwidth_efficiency", cost.weight_bandwidth_efficiency()},
-        {"step_overhead_s", k.step_overhead_s}}},
+        {"step_overhead_s", k.step_overhead_s},
+        {"request_overhead_s", k.request_overhead_s},
+        {"request_overhead_per_token_s", k.request_overhead_per_token_s}}},
+      {"accuracy",
+       {{"held_out_runs", accuracy::kHeldOutRuns},
+        {"ttft_median_abs_pct", accuracy::kTtftMedianAbsPct},
+        {"tpot_median_abs_pct", accuracy::kTpotMedianAbsPct},
+        {"output_throughput_median_abs_pct", accuracy::kOutputMedianAbsPct},
+        {"worst_ratio", accuracy::kWorstRatio},
+        {"source", "docs/SIMULATOR.md, data/validation/"}}},
       {"notes", e.notes},
   };
 }

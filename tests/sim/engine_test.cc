@@ -8,10 +8,18 @@
 namespace tokperf::sim {
 namespace {
 
+// Scheduler mechanics without the serving front end (its own test below turns it on).
+CostKnobs no_front_end() {
+  CostKnobs k;
+  k.request_overhead_s = 0;
+  k.request_overhead_per_token_s = 0;
+  return k;
+}
+
 const CostModel& cost() {
   static const CostModel c(Deployment{find_model("llama-2-7b").value(),
                                       find_gpu("a100-80g").value(), DType::kFp16, DType::kFp16, 1},
-                           CostKnobs{});
+                           no_front_end());
   return c;
 }
 
@@ -244,6 +252,52 @@ TEST(Engine, OutputLengthWithoutIgnoreEosIsSeededAndBounded) {
   for (int64_t n : a) {
     EXPECT_GE(n, 1);
     EXPECT_LE(n, 64);
+  }
+}
+
+}  // namespace
+}  // namespace tokperf::sim
+
+namespace tokperf::sim {
+namespace {
+
+TEST(Engine, FrontEndPassesABurstToTheSchedulerOneRequestAtATime) {
+  CostKnobs k;
+  k.request_overhead_s = 1e-3;
+  k.request_overhead_per_token_s = 0;
+  const CostModel c(cost().deployment(), k);
+  Engine e(c, EngineConfig{});
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(e.submit(req(i, 100, 2)).ok());
+  // Nothing is ready at 0: the engine waits for the front end, emitting nothing.
+  const StepResult& wait = e.step(0);
+  EXPECT_EQ(wait.duration_ns, 1'000'000);
+  EXPECT_EQ(wait.num_seqs, 0);
+  EXPECT_TRUE(wait.events.empty());
+  // At 1 ms only the first request has been handed over.
+  const StepResult& first = e.step(1'000'000);
+  EXPECT_EQ(first.num_seqs, 1);
+  EXPECT_EQ(first.prefill_tokens, 100);
+}
+
+TEST(Engine, ReserveMaxTokensAdmitsOnlyWhatCanFinishWithoutPreemption) {
+  for (bool reserve : {false, true}) {
+    EngineConfig cfg;
+    cfg.num_blocks = 10;  // 160 tokens
+    cfg.reserve_max_tokens = reserve;
+    Engine e(cost(), cfg);
+    // Each needs 16 + 48 = 64 tokens = 4 blocks by the end; three need 12 of 10.
+    for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(e.submit(req(i, 16, 48)).ok());
+    const StepResult& s = e.step(0);
+    EXPECT_EQ(s.num_seqs, reserve ? 2 : 3) << "reserve=" << reserve;
+    int64_t now = s.duration_ns;
+    int64_t preemptions = 0;
+    while (e.has_work()) {
+      const StepResult& r = e.step(now);
+      preemptions += r.num_preempted;
+      now += r.duration_ns;
+    }
+    if (reserve) EXPECT_EQ(preemptions, 0);
+    EXPECT_EQ(e.stats().preemptions_total, preemptions);
   }
 }
 

@@ -10,7 +10,14 @@
 namespace tokperf::sim {
 namespace {
 
-CostModel default_cost() { return CostModel(*resolve_deployment(DeploymentFlags{}), CostKnobs{}); }
+// Step-for-step equivalence of the two drivers; the serving front end (whose ready times follow
+// each driver's own clock) is covered by Engine.FrontEnd* and left out here.
+CostModel default_cost() {
+  CostKnobs k;
+  k.request_overhead_s = 0;
+  k.request_overhead_per_token_s = 0;
+  return CostModel(*resolve_deployment(DeploymentFlags{}), k);
+}
 
 SimRequest request(uint64_t id, int64_t prompt, int64_t out) {
   SimRequest r;

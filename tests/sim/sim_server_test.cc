@@ -197,11 +197,11 @@ TEST(SimServer, MetricsAreConsistentWithWhatWasServed) {
     }
     EXPECT_EQ(buckets.back().second, m[h + "_count" + kLabel]) << h;
   }
-  // A 4-token prefill of Llama-2-7B on an A100 is one weight pass, ~8-9 ms: no TTFT at or below
-  // 5 ms (never faster than the model); on a quiet machine all three sit in (0.005, 0.01], on a
-  // busy one some land later, so only "never faster" is asserted.
+  // A 4-token prefill of Llama-2-7B on an A100 is one weight pass, ~8-9 ms, after the 4 ms serving
+  // front end: no TTFT at or below 10 ms (never faster than the model); a busy machine only makes
+  // them later, so only "never faster" is asserted.
   const std::string ttft = "vllm:time_to_first_token_seconds_bucket{model_name=\"sim-model\",le=";
-  EXPECT_EQ(m[ttft + "\"0.005\"}"], 0);
+  EXPECT_EQ(m[ttft + "\"0.01\"}"], 0);
   // ITL sum: 12 decode steps of ~8.6 ms each, never shorter than the model's step (a loaded
   // machine only stretches them).
   EXPECT_GE(m["vllm:inter_token_latency_seconds_sum" + kLabel] / 12, 0.0087 - 0.0015);
@@ -278,7 +278,8 @@ Measured bench(const SimServer& s, int concurrency, int requests, int64_t prompt
   c.prompt.text = paragraph_words(prompt_words);
   c.prompt.output_tokens = output_tokens;
   c.prompt.unique_prefix = unique;
-  c.load.plan.levels = {LevelSpec{LoadMode::kConcurrency, double(concurrency), double(concurrency), 0}};
+  c.load.plan.levels = {
+      LevelSpec{LoadMode::kConcurrency, double(concurrency), double(concurrency), 0}};
   c.load.plan.measure = PhaseLimit{0, requests};
   c.load.default_warmup = false;  // no warm-up: every request is measured
   c.load.stop_on_saturation = false;

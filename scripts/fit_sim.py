@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Fits simulator knobs on the CALIBRATION half of data/validation/ only.
+
+Coordinate descent over a few knobs of one engine preset, each step a grid of multipliers around
+the current value; the objective is the sum over metrics (TTFT, TPOT, output tok/s) of the median
+|error| on calibration points of that engine, plus a penalty for any point off by more than 1.8x.
+The held-out half is never read. Usage:
+
+  scripts/fit_sim.py --engine vllm --knob step_overhead_s=0.0004 --knob request_overhead_s=0.005 ...
+
+It prints the best values; copy them into src/sim/engine_preset.cc (or CostKnobs) by hand and say
+so in docs/SIMULATOR.md.
+"""
+import argparse
+import json
+import pathlib
+import subprocess
+import sys
+
+root = pathlib.Path(__file__).resolve().parent.parent
+binary = root / "build" / "tokperf"
+
+
+def evaluate(knobs, engine_ids):
+    cmd = [str(binary), "sim", "validate", "--split", "calibration", "--json",
+           "--data", str(root / "data/validation")]
+    for k, v in knobs.items():
+        cmd += ["--knob", f"{k}={v:.9g}"]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    doc = json.loads(out.stdout)
+    if doc["failures"]:
+        return float("inf"), doc
+    by_metric = {}
+    worst = 1.0
+    for row in doc["rows"]:
+        if row["held_out"] or (engine_ids and row["id"] not in engine_ids):
+            continue
+        by_metric.setdefault(row["metric"], []).append(abs(row["error_pct"]))
+        r = 1 + row["error_pct"] / 100
+        worst = max(worst, r, 1 / r if r > 0 else float("inf"))
+    score = 0.0
+    for errs in by_metric.values():
+        errs.sort()
+        n = len(errs)
+        score += errs[n // 2] if n % 2 else (errs[n // 2 - 1] + errs[n // 2]) / 2
+    return score + 50 * max(0.0, worst - 1.8), doc
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--engine", required=True, help="fit on this engine's calibration points")
+    ap.add_argument("--knob", action="append", default=[], help="NAME=START value to fit")
+    ap.add_argument("--fixed", action="append", default=[], help="NAME=VALUE held fixed")
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    points = [json.loads(l) for l in open(root / "data/validation/points.jsonl") if l.strip()]
+    split = json.load(open(root / "data/validation/split.json"))
+    ids = {p["id"] for p in points if p.get("sim_engine", p["engine"]) == a.engine and p["id"] in split["calibration"]}
+    knobs = {k.split("=")[0]: float(k.split("=")[1]) for k in a.knob}
+    fixed = {k.split("=")[0]: float(k.split("=")[1]) for k in a.fixed}
+    best, _ = evaluate({**fixed, **knobs}, ids)
+    print(f"start {best:.2f} {knobs}", file=sys.stderr)
+    for _ in range(a.rounds):
+        for name in list(knobs):
+            for mult in (0, 0.25, 0.5, 0.7, 0.85, 1.15, 1.4, 2, 4):
+                trial = dict(knobs)
+                trial[name] = knobs[name] * mult if knobs[name] != 0 else mult * 1e-3
+                score, _ = evaluate({**fixed, **trial}, ids)
+                if score < best - 1e-6:
+                    best, knobs = score, trial
+                    print(f"{best:.2f} {knobs}", file=sys.stderr)
+    print(json.dumps({"engine": a.engine, "score": best, "knobs": knobs, "fixed": fixed}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

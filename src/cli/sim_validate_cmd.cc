@@ -1,0 +1,144 @@
+// `tokperf sim validate`: replays the published measurements of data/validation/ through the
+// simulator (sim/validation.h) and prints every point's prediction and error, the summary per
+// split and metric, and optionally regenerates sim/accuracy_figures.h. --knob overrides a preset
+// knob for fitting on the calibration half (scripts/fit_sim.py).
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/app.h"
+#include "cli/commands.h"
+#include "cli/sim_run_cmd.h"
+#include "sim/validation.h"
+
+namespace tokperf {
+namespace {
+
+struct ValidateFlags {
+  std::string data = "data/validation";
+  std::string split = "all";
+  std::vector<std::string> knobs;
+  bool json = false;
+  bool markdown = false;
+  std::string write_figures;
+};
+
+int run_validate(const ValidateFlags& f) {
+  if (f.split != "all" && f.split != "calibration" && f.split != "held-out") {
+    throw UsageError(
+        fmt::format("--split '{}' is not known; accepted: all, calibration, held-out", f.split));
+  }
+  sim::KnobOverrides overrides;
+  for (const std::string& k : f.knobs) {
+    const auto eq = k.find('=');
+    double v = 0;
+    try {
+      if (eq == std::string::npos) throw std::invalid_argument("no =");
+      v = std::stod(k.substr(eq + 1));
+    } catch (const std::exception&) {
+      throw UsageError(fmt::format("--knob '{}' must be NAME=NUMBER", k));
+    }
+    overrides[k.substr(0, eq)] = v;
+  }
+  auto points = sim::load_validation_set(f.data);
+  if (!points.ok()) throw UsageError(fmt::format("--data: {}", points.error()));
+  std::vector<sim::ValidationPoint> chosen;
+  for (const auto& p : *points) {
+    if (f.split == "all" || (f.split == "held-out") == p.held_out) chosen.push_back(p);
+  }
+  if (!overrides.empty()) {
+    sim::EnginePreset probe = sim::engine_presets().front();
+    if (Status s = sim::apply_knob_overrides(overrides, probe); !s.ok()) {
+      throw UsageError("--knob: " + s.error());
+    }
+  }
+  const sim::ValidationResult r = sim::run_validation(chosen, overrides);
+  const sim::ValidationMetric metrics[] = {sim::ValidationMetric::kTtft,
+                                           sim::ValidationMetric::kTpot,
+                                           sim::ValidationMetric::kOutputThroughput};
+  if (f.json) {
+    nlohmann::json doc = {{"rows", nlohmann::json::array()}, {"summary", nlohmann::json::array()}};
+    for (const auto& row : r.rows) {
+      doc["rows"].push_back({{"id", row.point->id},
+                             {"held_out", row.point->held_out},
+                             {"metric", sim::metric_name(row.metric)},
+                             {"measured", row.measured},
+                             {"predicted", row.predicted},
+                             {"error_pct", row.error_pct()}});
+    }
+    for (bool held : {false, true}) {
+      for (auto m : metrics) {
+        const sim::MetricSummary s = r.summary(held, m);
+        doc["summary"].push_back({{"split", held ? "held-out" : "calibration"},
+                                  {"metric", sim::metric_name(m)},
+                                  {"n", s.n},
+                                  {"median_abs_pct", s.n > 0 ? s.median_abs_pct : 0.0},
+                                  {"worst_ratio", s.worst_ratio}});
+      }
+    }
+    doc["failures"] = r.failures;
+    fmt::print("{}\n", doc.dump(1));
+  } else if (f.markdown) {
+    fmt::print(
+        "| point | split | metric | measured | predicted | error |\n|---|---|---|---|---|---|\n");
+    for (const auto& row : r.rows) {
+      fmt::print("| {} | {} | {} | {:.4g} | {:.4g} | {:+.1f}% |\n", row.point->id,
+                 row.point->held_out ? "held-out" : "calibration", sim::metric_name(row.metric),
+                 row.measured, row.predicted, row.error_pct());
+    }
+  } else {
+    fmt::print("{:<36} {:<11} {:<12} {:>11} {:>11} {:>8}\n", "point", "split", "metric", "measured",
+               "predicted", "error");
+    for (const auto& row : r.rows) {
+      fmt::print("{:<36} {:<11} {:<12} {:>11.4g} {:>11.4g} {:>+7.1f}%\n", row.point->id,
+                 row.point->held_out ? "held-out" : "calibration", sim::metric_name(row.metric),
+                 row.measured, row.predicted, row.error_pct());
+    }
+  }
+  if (!f.json) {
+    for (bool held : {false, true}) {
+      for (auto m : metrics) {
+        const sim::MetricSummary s = r.summary(held, m);
+        if (s.n == 0) continue;
+        fmt::print("{:<11} {:<12} n={:<3} median |error| {:5.1f}%  worst {:.2f}x\n",
+                   held ? "held-out" : "calibration", sim::metric_name(m), s.n, s.median_abs_pct,
+                   s.worst_ratio);
+      }
+    }
+    for (const auto& e : r.failures) fmt::print("not replayed: {}\n", e);
+  }
+  if (!f.write_figures.empty()) {
+    if (f.split != "all" || !overrides.empty()) {
+      throw UsageError("--write-figures needs the whole set and no --knob");
+    }
+    std::ofstream out(f.write_figures);
+    out << sim::accuracy_figures_header(r);
+    if (!out)
+      throw UsageError(fmt::format("--write-figures '{}' cannot be written", f.write_figures));
+  }
+  return r.failures.empty() ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+void register_sim_validate_command(CLI::App& sim_app, CommandSet& cmds) {
+  auto f = std::make_shared<ValidateFlags>();
+  auto* sub = sim_app.add_subcommand(
+      "validate", "Replay published measurements (data/validation/) and print the model's errors");
+  sub->add_option("--data", f->data, "folder with points.jsonl and split.json")
+      ->capture_default_str();
+  sub->add_option("--split", f->split, "which points: all, calibration, held-out")
+      ->capture_default_str();
+  sub->add_option("--knob", f->knobs,
+                  "NAME=VALUE: replace a preset knob (for fitting on --split calibration)");
+  sub->add_flag("--json", f->json, "print JSON (rows, summary, failures)");
+  sub->add_flag("--markdown", f->markdown, "print the rows as a Markdown table");
+  sub->add_option("--write-figures", f->write_figures,
+                  "write the held-out summary as a C++ header (src/sim/accuracy_figures.h)");
+  cmds.add(sub, [f] { return run_validate(*f); });
+}
+
+}  // namespace tokperf

@@ -1,0 +1,87 @@
+#include "sim/engine_preset.h"
+
+namespace tokperf::sim {
+namespace {
+
+std::vector<EnginePreset> make_presets() {
+  std::vector<EnginePreset> v;
+
+  EnginePreset vllm;
+  vllm.name = "vllm";
+  vllm.description =
+      "vLLM V1 defaults: KV in the activation dtype, 0.9 of memory, max_num_seqs 256, 8192 "
+      "batched tokens, chunked prefill, blocks allocated on demand with preemption";
+  v.push_back(vllm);
+
+  // vLLM 0.5/0.6 (V0 engine, mid-2024): the Python scheduler, sampler and detokeniser ran in the
+  // engine loop between GPU steps (what vLLM 0.6's blog set out to remove), so every step carries
+  // several CPU milliseconds; chunked prefill off, token budget = max_model_len.
+  EnginePreset v0 = vllm;
+  v0.name = "vllm-v0";
+  v0.description =
+      "vLLM 0.5/0.6 (V0 engine, 2024): as vllm with the older per-step CPU overhead of the V0 "
+      "loop and no chunked prefill";
+  v0.config.enable_chunked_prefill = false;
+  // Fitted on the 10 vLLM 0.5/0.6 calibration points (scripts/fit_sim.py --engine vllm-v0):
+  v0.knobs.step_overhead_s = 1.57e-3;
+  v0.knobs.bandwidth_efficiency = 0.70;
+  v0.knobs.request_overhead_s = 4.03e-3;
+  v.push_back(v0);
+
+  EnginePreset sglang = vllm;
+  sglang.name = "sglang";
+  sglang.description =
+      "SGLang defaults: mem_fraction_static ~0.88, chunked_prefill_size 8192, radix prefix "
+      "cache, on-demand KV with retraction (kernel efficiencies as vLLM: no fitted data yet)";
+  sglang.knobs.gpu_memory_utilization = 0.88;
+  sglang.config.max_num_seqs = 1024;
+  v.push_back(sglang);
+
+  EnginePreset trt = vllm;
+  trt.name = "trtllm";
+  trt.description =
+      "TensorRT-LLM (trtllm-serve) defaults: KV gets 0.9 of the memory left after weights, "
+      "max_batch_size 2048, max_num_tokens 8192, GUARANTEED_NO_EVICT admission (a request is "
+      "admitted only when KV for prompt + max_tokens is free)";
+  trt.knobs.kv_fraction_of_free_memory = true;
+  trt.config.max_num_seqs = 2048;
+  trt.config.reserve_max_tokens = true;
+  // Fitted on the 7 NIM calibration points (scripts/fit_sim.py --engine nim); no trtllm-serve
+  // data, so the plain TensorRT-LLM preset shares them.
+  trt.knobs.request_overhead_s = 4.83e-3;
+  trt.knobs.request_overhead_per_token_s = 1.12e-5;
+  trt.knobs.per_seq_overhead_s = 1.85e-5;
+  v.push_back(trt);
+
+  EnginePreset nim = trt;
+  nim.name = "nim";
+  nim.description =
+      "NVIDIA NIM for LLMs (TensorRT-LLM backend): as trtllm, and its FP8 profiles keep the KV "
+      "cache in FP8";
+  nim.fp8_kv_with_fp8_weights = true;
+  v.push_back(nim);
+  return v;
+}
+
+}  // namespace
+
+const std::vector<EnginePreset>& engine_presets() {
+  static const std::vector<EnginePreset> kPresets = make_presets();
+  return kPresets;
+}
+
+std::string engine_preset_names() {
+  std::string s;
+  for (const auto& p : engine_presets()) s += (s.empty() ? "" : ", ") + p.name;
+  return s;
+}
+
+Result<EnginePreset> find_engine_preset(std::string_view name) {
+  for (const auto& p : engine_presets()) {
+    if (p.name == name) return p;
+  }
+  return Error{"--engine '" + std::string(name) +
+               "' is not known; accepted: " + engine_preset_names()};
+}
+
+}  // namespace tokperf::sim

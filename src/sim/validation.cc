@@ -1,0 +1,361 @@
+#include "sim/validation.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "load/load_plan.h"
+#include "sim/accuracy_figures.h"
+#include "sim/deployment.h"
+#include "sim/offline_runner.h"
+
+namespace tokperf::sim {
+namespace {
+
+Result<std::string> read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error{"cannot read " + path};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<int64_t> int_list(const nlohmann::json& j, const char* key) {
+  std::vector<int64_t> v;
+  if (auto it = j.find(key); it != j.end() && it->is_array()) {
+    for (const auto& x : *it) v.push_back(x.get<int64_t>());
+  }
+  return v;
+}
+
+double statistic(std::vector<double> v, bool median) {
+  if (v.empty()) return NAN;
+  if (!median) {
+    double s = 0;
+    for (double x : v) s += x;
+    return s / static_cast<double>(v.size());
+  }
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+// Requests measured, their TTFT/TPOT and the output rate over the measured window.
+struct Measured {
+  std::vector<double> ttft_ms, tpot_ms;
+  double output_tokens = 0;
+  int64_t first_send = INT64_MAX, last_end = 0;
+};
+
+void collect(const RequestTimeline& t, Measured& m) {
+  if (!t.ok() || t.token_events.empty()) return;
+  const auto& e = t.token_events;
+  m.ttft_ms.push_back(static_cast<double>(e.front().t_ns - t.send_ns) / 1e6);
+  if (e.size() >= 2) {
+    m.tpot_ms.push_back(static_cast<double>(e.back().t_ns - e.front().t_ns) / 1e6 /
+                        static_cast<double>(e.size() - 1));
+  }
+  m.output_tokens += static_cast<double>(e.size());
+  m.first_send = std::min(m.first_send, t.send_ns);
+  m.last_end = std::max(m.last_end, t.end_ns);
+}
+
+}  // namespace
+
+const char* metric_name(ValidationMetric m) {
+  switch (m) {
+    case ValidationMetric::kTtft:
+      return "TTFT";
+    case ValidationMetric::kTpot:
+      return "TPOT";
+    case ValidationMetric::kOutputThroughput:
+      return "output tok/s";
+  }
+  return "?";
+}
+
+Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir) {
+  auto points_text = read_text(dir + "/points.jsonl");
+  if (!points_text.ok()) return Error{points_text.error()};
+  auto split_text = read_text(dir + "/split.json");
+  if (!split_text.ok()) return Error{split_text.error()};
+  const nlohmann::json split = nlohmann::json::parse(*split_text, nullptr, false);
+  if (split.is_discarded()) return Error{dir + "/split.json is not JSON"};
+  std::set<std::string> held, calib;
+  for (const auto& x : split.value("held_out", nlohmann::json::array())) held.insert(x);
+  for (const auto& x : split.value("calibration", nlohmann::json::array())) calib.insert(x);
+
+  std::vector<ValidationPoint> out;
+  std::istringstream lines(*points_text);
+  std::string line;
+  int lineno = 0;
+  while (std::getline(lines, line)) {
+    ++lineno;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    const std::string where = fmt::format("{}/points.jsonl line {}", dir, lineno);
+    if (j.is_discarded() || !j.is_object()) return Error{where + " is not a JSON object"};
+    try {
+      ValidationPoint p;
+      p.id = j.at("id");
+      p.source = j.at("source");
+      p.engine = j.at("engine");
+      p.sim_engine = j.value("sim_engine", p.engine);
+      p.model = j.at("model");
+      p.sim_model = j.at("sim_model");
+      p.gpu = j.at("gpu");
+      p.sim_gpu = j.at("sim_gpu");
+      p.dtype = j.at("dtype");
+      p.load = j.value("load", "");
+      p.tp = j.at("tp");
+      const auto& w = j.at("workload");
+      p.burst = w.at("kind") == "burst";
+      if (p.burst) {
+        p.input_lens = int_list(w, "input_lens");
+        p.output_lens = int_list(w, "output_lens");
+        if (p.input_lens.empty() || p.input_lens.size() != p.output_lens.size()) {
+          return Error{where + ": a burst needs input_lens and output_lens of equal length"};
+        }
+      } else {
+        p.concurrency = w.at("concurrency");
+        p.requests = w.value("requests", 0);
+        p.input_tokens = w.at("input_tokens");
+        p.output_tokens = w.at("output_tokens");
+      }
+      p.median = j.value("stat", "").find("median") != std::string::npos;
+      const auto& pub = j.at("published");
+      const nlohmann::json excluded = j.value("excluded", nlohmann::json::object());
+      for (auto [key, m] : {std::pair{"ttft_ms", ValidationMetric::kTtft},
+                            {"tpot_ms", ValidationMetric::kTpot},
+                            {"output_tok_s", ValidationMetric::kOutputThroughput}}) {
+        if (pub.contains(key) && !excluded.contains(key)) p.published[m] = pub.at(key);
+      }
+      const bool h = held.count(p.id) > 0, c = calib.count(p.id) > 0;
+      if (h == c)
+        return Error{where + ": '" + p.id + "' must be in exactly one half of split.json"};
+      p.held_out = h;
+      out.push_back(std::move(p));
+    } catch (const nlohmann::json::exception& e) {
+      return Error{where + ": " + e.what()};
+    }
+  }
+  if (out.empty()) return Error{dir + "/points.jsonl has no points"};
+  return out;
+}
+
+Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
+  CostKnobs& k = p.knobs;
+  EngineConfig& c = p.config;
+  const std::map<std::string, double*> doubles = {
+      {"gpu_memory_utilization", &k.gpu_memory_utilization},
+      {"activation_reserve_bytes", &k.activation_reserve_bytes},
+      {"compute_efficiency", &k.compute_efficiency},
+      {"attention_efficiency", &k.attention_efficiency},
+      {"bandwidth_efficiency", &k.bandwidth_efficiency},
+      {"w8a8_compute_efficiency", &k.w8a8_compute_efficiency},
+      {"w8a8_bandwidth_efficiency", &k.w8a8_bandwidth_efficiency},
+      {"interconnect_efficiency", &k.interconnect_efficiency},
+      {"step_overhead_s", &k.step_overhead_s},
+      {"per_seq_overhead_s", &k.per_seq_overhead_s},
+      {"allreduce_latency_s", &k.allreduce_latency_s},
+      {"request_overhead_s", &k.request_overhead_s},
+      {"request_overhead_per_token_s", &k.request_overhead_per_token_s},
+      {"moe_layer_overhead_s", &k.moe_layer_overhead_s},
+  };
+  for (const auto& [name, value] : o) {
+    if (auto it = doubles.find(name); it != doubles.end()) {
+      *it->second = value;
+    } else if (name == "max_num_seqs") {
+      c.max_num_seqs = static_cast<int64_t>(value);
+    } else if (name == "max_num_batched_tokens") {
+      c.max_num_batched_tokens = static_cast<int64_t>(value);
+    } else {
+      std::string known;
+      for (const auto& [n, _] : doubles) known += n + ", ";
+      return Error{"unknown knob '" + name + "'; accepted: " + known +
+                   "max_num_seqs, max_num_batched_tokens"};
+    }
+  }
+  return Status::Ok();
+}
+
+PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& overrides) {
+  PointPrediction out;
+  DeploymentFlags f;
+  f.model = p.sim_model;
+  f.gpu = p.sim_gpu;
+  f.dtype = p.dtype;
+  f.tp = p.tp;
+  f.engine = p.sim_engine;
+  auto d = resolve_deployment(f);
+  if (!d.ok()) {
+    out.error = d.error();
+    return out;
+  }
+  auto preset = find_engine_preset(p.sim_engine);
+  if (!preset.ok()) {
+    out.error = preset.error();
+    return out;
+  }
+  if (Status s = apply_knob_overrides(overrides, *preset); !s.ok()) {
+    out.error = s.error();
+    return out;
+  }
+  const CostModel cost(std::move(d).value(), preset->knobs);
+  if (!cost.fits()) {
+    out.error = "the weights do not fit";
+    return out;
+  }
+  const EngineConfig& cfg = preset->config;
+  Measured m;
+  int64_t zero_ttft = 0;  // burst requests that returned no token (counted as TTFT 0 by the source)
+  if (p.burst) {
+    OfflineLevel lv;
+    lv.prompt_tokens = lv.output_tokens = 1;
+    for (size_t i = 0; i < p.input_lens.size(); ++i) {
+      if (p.output_lens[i] < 1) {
+        ++zero_ttft;
+        continue;
+      }
+      lv.arrivals.push_back({0, Phase::kMeasure, p.input_lens[i], p.output_lens[i]});
+    }
+    auto run = run_offline_level(cost, cfg, lv);
+    if (!run.ok()) {
+      out.error = run.error();
+      return out;
+    }
+    for (const auto& t : run->timelines) collect(t, m);
+    m.first_send = 0;
+  } else {
+    // A closed loop (a client with `concurrency` slots and a queue, as vLLM's bench and AIPerf
+    // run it) whose first users start spread over one request's length, so the measured requests
+    // are not in lock-step as identical requests started together would stay in a deterministic
+    // engine: real clients drift apart within a few requests.
+    OfflineLevel one;
+    one.prompt_tokens = p.input_tokens;
+    one.output_tokens = p.output_tokens;
+    one.concurrency = LevelSpec{LoadMode::kConcurrency, 1, 1, 0};
+    one.measure = PhaseLimit{0, 1};
+    auto single = run_offline_level(cost, cfg, one);
+    if (!single.ok() || single->timelines.empty() || !single->timelines[0].ok()) {
+      out.error = single.ok() ? "a single request does not run" : single.error();
+      return out;
+    }
+    const int64_t e2e = std::max<int64_t>(1, single->end_ns);
+    const int64_t c = p.concurrency;
+    const int64_t n = p.requests > 0 ? p.requests : std::max<int64_t>(40, 4 * c);
+    OfflineLevel lv;
+    lv.prompt_tokens = p.input_tokens;
+    lv.output_tokens = p.output_tokens;
+    lv.max_concurrency = c;
+    const int64_t warm = 2 * c, total = warm + n + c;
+    for (int64_t i = 0; i < total; ++i) {
+      const int64_t at = i < c ? i * e2e / c : e2e;
+      const Phase phase = i < warm       ? Phase::kWarmup
+                          : i < warm + n ? Phase::kMeasure
+                                         : Phase::kCooldown;
+      lv.arrivals.push_back({at, phase, -1, -1});
+    }
+    auto run = run_offline_level(cost, cfg, lv);
+    if (!run.ok()) {
+      out.error = run.error();
+      return out;
+    }
+    for (const auto& t : run->timelines) {
+      if (t.phase == Phase::kMeasure) collect(t, m);
+    }
+  }
+  if (m.ttft_ms.empty()) {
+    out.error = "no request produced a token";
+    return out;
+  }
+  std::vector<double> ttft = m.ttft_ms;
+  ttft.insert(ttft.end(), static_cast<size_t>(zero_ttft), 0.0);
+  const double window_s = static_cast<double>(m.last_end - m.first_send) / 1e9;
+  for (const auto& [metric, _] : p.published) {
+    switch (metric) {
+      case ValidationMetric::kTtft:
+        out.predicted[metric] = statistic(ttft, p.median);
+        break;
+      case ValidationMetric::kTpot:
+        out.predicted[metric] = statistic(m.tpot_ms, p.median);
+        break;
+      case ValidationMetric::kOutputThroughput:
+        out.predicted[metric] = window_s > 0 ? m.output_tokens / window_s : NAN;
+        break;
+    }
+  }
+  return out;
+}
+
+ValidationResult run_validation(const std::vector<ValidationPoint>& points,
+                                const KnobOverrides& overrides) {
+  ValidationResult r;
+  for (const auto& p : points) {
+    const PointPrediction pred = predict_point(p, overrides);
+    if (!pred.error.empty()) {
+      r.failures.push_back(p.id + ": " + pred.error);
+      continue;
+    }
+    for (const auto& [metric, measured] : p.published) {
+      r.rows.push_back({&p, metric, pred.predicted.at(metric), measured});
+    }
+  }
+  return r;
+}
+
+MetricSummary ValidationResult::summary(bool held_out, ValidationMetric m) const {
+  MetricSummary s;
+  std::vector<double> ape;
+  for (const auto& row : rows) {
+    if (row.point->held_out != held_out || row.metric != m) continue;
+    ape.push_back(std::abs(row.error_pct()));
+    const double ratio = std::max(row.predicted / row.measured, row.measured / row.predicted);
+    s.worst_ratio = std::max(s.worst_ratio, std::isfinite(ratio) ? ratio : INFINITY);
+  }
+  s.n = static_cast<int>(ape.size());
+  s.median_abs_pct = statistic(ape, true);
+  return s;
+}
+
+std::string accuracy_figures_header(const ValidationResult& r) {
+  std::set<std::string> held;
+  for (const auto& row : r.rows) {
+    if (row.point->held_out) held.insert(row.point->id);
+  }
+  const MetricSummary t = r.summary(true, ValidationMetric::kTtft);
+  const MetricSummary p = r.summary(true, ValidationMetric::kTpot);
+  const MetricSummary o = r.summary(true, ValidationMetric::kOutputThroughput);
+  const double worst = std::max({t.worst_ratio, p.worst_ratio, o.worst_ratio});
+  return fmt::format(
+      "// Generated by `tokperf sim validate --write-figures src/sim/accuracy_figures.h` from\n"
+      "// data/validation/ (held-out points only). Do not edit: change the model, regenerate, and\n"
+      "// tests/sim/validation_test.cc checks that these equal the recomputed figures.\n"
+      "#pragma once\n\n"
+      "namespace tokperf::sim::accuracy {{\n\n"
+      "inline constexpr int kHeldOutRuns = {};\n"
+      "inline constexpr int kTtftN = {};\n"
+      "inline constexpr double kTtftMedianAbsPct = {:.1f};\n"
+      "inline constexpr int kTpotN = {};\n"
+      "inline constexpr double kTpotMedianAbsPct = {:.1f};\n"
+      "inline constexpr int kOutputN = {};\n"
+      "inline constexpr double kOutputMedianAbsPct = {:.1f};\n"
+      "inline constexpr double kWorstRatio = {:.2f};\n\n"
+      "}}  // namespace tokperf::sim::accuracy\n",
+      held.size(), t.n, t.median_abs_pct, p.n, p.median_abs_pct, o.n, o.median_abs_pct, worst);
+}
+
+std::string held_out_accuracy_line() {
+  using namespace accuracy;
+  return fmt::format(
+      "accuracy: TTFT typically within ±{:.0f}%, TPOT ±{:.0f}%, output throughput ±{:.0f}% "
+      "(median |error| on {} held-out published runs; worst {:.1f}x off; docs/SIMULATOR.md)",
+      kTtftMedianAbsPct, kTpotMedianAbsPct, kOutputMedianAbsPct, kHeldOutRuns, kWorstRatio);
+}
+
+}  // namespace tokperf::sim

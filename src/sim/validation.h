@@ -1,0 +1,75 @@
+// The simulator against published serving measurements (data/validation/): each point replayed
+// through run_offline_level (the engine and load rules of `tokperf sim run`) with its engine's
+// preset, and the error of each metric. The held-out figures that the CLI prints beside its
+// predictions (sim/accuracy_figures.h) are generated from this, and a test recomputes them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "sim/engine_preset.h"
+
+namespace tokperf::sim {
+
+enum class ValidationMetric { kTtft, kTpot, kOutputThroughput };
+const char* metric_name(ValidationMetric m);  // "TTFT", "TPOT", "output tok/s"
+
+struct ValidationPoint {
+  std::string id, source, engine, sim_engine, model, sim_model, gpu, sim_gpu, dtype, load;
+  int tp = 1;
+  bool held_out = false;
+  // closed: `concurrency` users with fixed lengths; burst: every request at t = 0 with its lengths.
+  bool burst = false;
+  int64_t concurrency = 1, requests = 0, input_tokens = 0, output_tokens = 0;
+  std::vector<int64_t> input_lens, output_lens;
+  bool median = false;  // the published statistic: median (else the table's mean)
+  std::map<ValidationMetric, double> published;  // metrics used (excluded ones are left out)
+};
+
+// Reads points.jsonl and split.json from `dir`; every point must be in exactly one split half.
+Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir);
+
+// Knob values that replace the preset's, by name (CostKnobs/EngineConfig field names), for
+// fitting on the calibration set; unknown names are an error.
+using KnobOverrides = std::map<std::string, double>;
+Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p);
+
+struct PointPrediction {
+  std::map<ValidationMetric, double> predicted;
+  std::string error;  // non-empty when the point could not be replayed (e.g. does not fit)
+};
+PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& overrides = {});
+
+struct MetricSummary {
+  int n = 0;
+  double median_abs_pct = 0;  // median |predicted / measured - 1| x 100
+  double worst_ratio = 1;     // max over points of max(p/m, m/p)
+};
+
+struct ValidationResult {
+  struct Row {
+    const ValidationPoint* point;
+    ValidationMetric metric;
+    double predicted, measured;
+    double error_pct() const { return 100.0 * (predicted / measured - 1.0); }
+  };
+  std::vector<Row> rows;              // every published metric of every point, in file order
+  std::vector<std::string> failures;  // "id: why" for points that could not be replayed
+  MetricSummary summary(bool held_out, ValidationMetric m) const;
+};
+
+ValidationResult run_validation(const std::vector<ValidationPoint>& points,
+                                const KnobOverrides& overrides = {});
+
+// The text of sim/accuracy_figures.h for these results (held-out summaries).
+std::string accuracy_figures_header(const ValidationResult& r);
+
+// "TTFT typically within ±X%, TPOT ±Y%, output throughput ±Z% (median |error| on N held-out
+// published runs; worst W×)" from the generated figures.
+std::string held_out_accuracy_line();
+
+}  // namespace tokperf::sim

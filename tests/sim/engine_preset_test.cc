@@ -1,0 +1,69 @@
+#include "sim/engine_preset.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/deployment.h"
+
+namespace tokperf::sim {
+namespace {
+
+TEST(EnginePreset, EveryNamedPresetIsFoundAndUnknownOnesListTheAccepted) {
+  for (const char* name : {"vllm", "sglang", "trtllm", "nim"}) {
+    auto p = find_engine_preset(name);
+    ASSERT_TRUE(p.ok()) << name;
+    EXPECT_EQ(p->name, name);
+    EXPECT_FALSE(p->description.empty());
+  }
+  auto bad = find_engine_preset("tgi");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("'tgi'"), std::string::npos);
+  EXPECT_NE(bad.error().find("vllm, vllm-v0, sglang, trtllm, nim"), std::string::npos);
+}
+
+TEST(EnginePreset, VllmIsTheDefaultKnobsAndConfig) {
+  const EnginePreset p = find_engine_preset("vllm").value();
+  const CostKnobs k;
+  EXPECT_EQ(p.knobs.step_overhead_s, k.step_overhead_s);
+  EXPECT_EQ(p.knobs.request_overhead_s, k.request_overhead_s);
+  EXPECT_EQ(p.knobs.gpu_memory_utilization, k.gpu_memory_utilization);
+  EXPECT_EQ(p.config.max_num_seqs, EngineConfig{}.max_num_seqs);
+  EXPECT_FALSE(p.config.reserve_max_tokens);
+}
+
+TEST(EnginePreset, NimStoresFp8KvForFp8WeightsWhereVllmKeeps16Bit) {
+  DeploymentFlags f;
+  f.model = "llama-3.1-70b";
+  f.gpu = "h100";
+  f.dtype = "fp8";
+  f.tp = 2;
+  f.engine = "vllm";
+  EXPECT_EQ(resolve_deployment(f).value().kv_dtype, DType::kFp16);
+  f.engine = "nim";
+  EXPECT_EQ(resolve_deployment(f).value().kv_dtype, DType::kFp8);
+  f.kv_dtype = "bf16";  // an explicit --kv-dtype wins
+  EXPECT_EQ(resolve_deployment(f).value().kv_dtype, DType::kBf16);
+  f.kv_dtype = "auto";
+  f.gpu = "a100-80g";  // no FP8 math: NIM's FP8 KV profile does not apply
+  EXPECT_EQ(resolve_deployment(f).value().kv_dtype, DType::kFp16);
+  f.engine = "tgi";
+  auto bad = resolve_deployment(f);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("--engine"), std::string::npos);
+}
+
+TEST(EnginePreset, TrtllmSizesKvFromTheMemoryLeftAfterWeights) {
+  const Deployment d{find_model("llama-3.1-8b").value(), find_gpu("h100").value(), DType::kBf16,
+                     DType::kBf16, 1};
+  const CostModel vllm(d, find_engine_preset("vllm").value().knobs);
+  const CostModel trt(d, find_engine_preset("trtllm").value().knobs);
+  const CostKnobs& k = trt.knobs();
+  EXPECT_NEAR(trt.kv_budget_bytes_per_gpu(),
+              k.gpu_memory_utilization *
+                  (d.gpu.memory_bytes - trt.weight_bytes_per_gpu() - k.activation_reserve_bytes),
+              1.0);
+  EXPECT_NE(trt.kv_budget_bytes_per_gpu(), vllm.kv_budget_bytes_per_gpu());
+  EXPECT_TRUE(find_engine_preset("trtllm").value().config.reserve_max_tokens);
+}
+
+}  // namespace
+}  // namespace tokperf::sim
