@@ -217,12 +217,16 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
   if (p.burst) {
     OfflineLevel lv;
     lv.prompt_tokens = lv.output_tokens = 1;
+    lv.plan.open_loop = true;
+    lv.plan.spec = LevelSpec{LoadMode::kRate, 1, 1, 0};
     for (size_t i = 0; i < p.input_lens.size(); ++i) {
       if (p.output_lens[i] < 1) {
         ++zero_ttft;
         continue;
       }
-      lv.arrivals.push_back({0, Phase::kMeasure, p.input_lens[i], p.output_lens[i]});
+      const auto index = static_cast<int64_t>(lv.lengths.size());
+      lv.plan.arrivals.push_back(PlannedArrival{0, Phase::kMeasure, index});
+      lv.lengths.push_back(OfflineLengths{p.input_lens[i], p.output_lens[i]});
     }
     auto run = run_offline_level(cost, cfg, lv);
     if (!run.ok()) {
@@ -239,8 +243,8 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     OfflineLevel one;
     one.prompt_tokens = p.input_tokens;
     one.output_tokens = p.output_tokens;
-    one.concurrency = LevelSpec{LoadMode::kConcurrency, 1, 1, 0};
-    one.measure = PhaseLimit{0, 1};
+    one.plan.spec = LevelSpec{LoadMode::kConcurrency, 1, 1, 0};
+    one.plan.measure = PhaseLimit{0, 1};
     auto single = run_offline_level(cost, cfg, one);
     if (!single.ok() || single->timelines.empty() || !single->timelines[0].ok()) {
       out.error = single.ok() ? "a single request does not run" : single.error();
@@ -252,14 +256,16 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     OfflineLevel lv;
     lv.prompt_tokens = p.input_tokens;
     lv.output_tokens = p.output_tokens;
-    lv.max_concurrency = c;
+    lv.plan.open_loop = true;
+    lv.plan.spec = LevelSpec{LoadMode::kRate, 1, 1, 0};
+    lv.plan.max_concurrency = c;
     const int64_t warm = 2 * c, total = warm + n + c;
     for (int64_t i = 0; i < total; ++i) {
       const int64_t at = i < c ? i * e2e / c : e2e;
       const Phase phase = i < warm       ? Phase::kWarmup
                           : i < warm + n ? Phase::kMeasure
                                          : Phase::kCooldown;
-      lv.arrivals.push_back({at, phase, -1, -1});
+      lv.plan.arrivals.push_back(PlannedArrival{at, phase, i});
     }
     auto run = run_offline_level(cost, cfg, lv);
     if (!run.ok()) {

@@ -73,7 +73,7 @@ TEST(TargetFlags, PromptFileIsRead) {
 }
 
 TEST(TargetFlags, BadValuesNameTheFlagAndWhatIsAccepted) {
-  std::string e = usage_error("--api responses");
+  std::string e = usage_error("--api embeddings");
   EXPECT_NE(e.find("--api"), std::string::npos) << e;
   EXPECT_NE(e.find("chat, completions"), std::string::npos) << e;
   e = usage_error("--header NoColon");
