@@ -78,7 +78,8 @@ void register_completion_command(CLI::App& app, CommandSet& cmds) {
       ->capture_default_str()
       ->check(CLI::IsMember({"bash"}));
   const CLI::App* root = &app;
-  cmds.add(sub, [root] {
+  // The lambda owns `shell`: CLI11 writes the parsed value through the reference bound above.
+  cmds.add(sub, [root, shell] {
     fmt::print("{}", bash_completion_script(*root));
     return kExitOk;
   });
