@@ -205,37 +205,73 @@ PercentileInterval percentile_rank_interval(int64_t n, double p, double confiden
   if (n <= 0) return iv;
   const double q = std::clamp(p / 100.0, 0.0, 1.0);
   const double tail = (1.0 - confidence) / 2.0;
-  // cdf[k] = P(B <= k) for B ~ Binomial(n, q): the number of samples below the true percentile.
-  std::vector<double> cdf(static_cast<size_t>(n) + 1);
-  double acc = 0;
-  const double lq = std::log(q), l1q = std::log1p(-q);
-  for (int64_t k = 0; k <= n; ++k) {
-    double log_pmf;
-    if (q <= 0)
-      log_pmf = k == 0 ? 0 : -kInf;
-    else if (q >= 1)
-      log_pmf = k == n ? 0 : -kInf;
-    else
-      log_pmf = std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0) + k * lq +
-                (n - k) * l1q;
-    acc += std::exp(log_pmf);
-    cdf[static_cast<size_t>(k)] = std::min(acc, 1.0);
+  // cdf over [lo, hi] of B ~ Binomial(n, q), the number of samples below the true percentile. The
+  // mass lies within a few standard deviations of the mode: the window spans 40 of them (plus a
+  // margin for small n), outside which the mass is below 1e-300, so F is exact to double precision
+  // while the cost is O(sqrt(n)), not O(n) (a run's pooled ITL can hold millions of gaps). The pmf
+  // is evaluated with lgamma once at the mode and by the ratio pmf(k+1)/pmf(k) elsewhere.
+  int64_t lo = 0, hi = n;
+  std::vector<double> pmf;
+  if (q <= 0 || q >= 1) {
+    pmf.assign(static_cast<size_t>(n) + 1, 0.0);
+    pmf[q <= 0 ? 0 : static_cast<size_t>(n)] = 1.0;
+  } else {
+    const double sd = std::sqrt(static_cast<double>(n) * q * (1 - q));
+    const int64_t mode = std::clamp<int64_t>(static_cast<int64_t>((n + 1) * q), 0, n);
+    const int64_t half = static_cast<int64_t>(std::ceil(20 * sd)) + 50;
+    lo = std::max<int64_t>(0, mode - half);
+    hi = std::min<int64_t>(n, mode + half);
+    pmf.assign(static_cast<size_t>(hi - lo) + 1, 0.0);
+    const double lq = std::log(q), l1q = std::log1p(-q), r = q / (1 - q);
+    const double at_mode = std::exp(std::lgamma(n + 1.0) - std::lgamma(mode + 1.0) -
+                                    std::lgamma(n - mode + 1.0) + mode * lq + (n - mode) * l1q);
+    pmf[static_cast<size_t>(mode - lo)] = at_mode;
+    for (int64_t k = mode; k < hi; ++k) {  // pmf(k+1) = pmf(k) (n-k)/(k+1) q/(1-q)
+      pmf[static_cast<size_t>(k + 1 - lo)] =
+          pmf[static_cast<size_t>(k - lo)] * static_cast<double>(n - k) / (k + 1.0) * r;
+    }
+    for (int64_t k = mode; k > lo; --k) {  // pmf(k-1) = pmf(k) k/(n-k+1) (1-q)/q
+      pmf[static_cast<size_t>(k - 1 - lo)] =
+          pmf[static_cast<size_t>(k - lo)] * static_cast<double>(k) / (n - k + 1.0) / r;
+    }
   }
-  auto F = [&](int64_t k) { return k < 0 ? 0.0 : k >= n ? 1.0 : cdf[static_cast<size_t>(k)]; };
+  std::vector<double> cdf(pmf.size());
+  double acc = 0;
+  for (size_t i = 0; i < pmf.size(); ++i) cdf[i] = std::min(acc += pmf[i], 1.0);
+  auto F = [&](int64_t k) {
+    if (k < lo) return 0.0;
+    if (k >= n) return 1.0;
+    if (k > hi) return 1.0;
+    return cdf[static_cast<size_t>(k - lo)];
+  };
   // x_(l) <= true percentile  <=>  B >= l, so P(miss below) = F(l - 1): take the largest l with
   // F(l - 1) <= tail. Symmetrically x_(u) >= it <=> B <= u - 1: the smallest u with F(u-1) >=
-  // 1-tail.
-  for (int64_t l = n; l >= 1; --l) {
-    if (F(l - 1) <= tail) {
-      iv.lower_rank = l;
-      break;
+  // 1-tail. F is monotone, so both are binary searches.
+  {
+    int64_t a = 1, b = n, best = 0;  // largest l in [1, n] with F(l-1) <= tail
+    while (a <= b) {
+      const int64_t m = a + (b - a) / 2;
+      if (F(m - 1) <= tail) {
+        best = m;
+        a = m + 1;
+      } else {
+        b = m - 1;
+      }
     }
+    iv.lower_rank = best;
   }
-  for (int64_t u = 1; u <= n; ++u) {
-    if (F(u - 1) >= 1 - tail) {
-      iv.upper_rank = u;
-      break;
+  {
+    int64_t a = 1, b = n, best = n + 1;  // smallest u in [1, n] with F(u-1) >= 1 - tail
+    while (a <= b) {
+      const int64_t m = a + (b - a) / 2;
+      if (F(m - 1) >= 1 - tail) {
+        best = m;
+        b = m - 1;
+      } else {
+        a = m + 1;
+      }
     }
+    iv.upper_rank = best;
   }
   iv.coverage = F(iv.upper_rank - 1) - F(iv.lower_rank - 1);
   return iv;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "metrics/slo.h"
+
 namespace tokperf {
 namespace {
 
@@ -62,6 +64,11 @@ DistStats compute_dist_stats(std::vector<double> values) {
   s.p95 = percentile_sorted(values, 95);
   s.p99 = percentile_sorted(values, 99);
   s.p999 = percentile_sorted(values, 99.9);
+  for (size_t i = 0; i < std::size(kReportedPercentiles); ++i) {
+    const PercentileInterval iv = percentile_rank_interval(s.count, kReportedPercentiles[i], 0.95);
+    if (iv.lower_rank >= 1) s.ci95[i].lower = values[static_cast<size_t>(iv.lower_rank - 1)];
+    if (iv.upper_rank <= s.count) s.ci95[i].upper = values[static_cast<size_t>(iv.upper_rank - 1)];
+  }
   return s;
 }
 

@@ -35,6 +35,14 @@ struct DistStats {
   double p99 = kUndefined;
   double p999 = kUndefined;  // P99.9
   double max = kUndefined;
+  // 95% distribution-free confidence interval of each reported percentile (kReportedPercentiles
+  // order), from order statistics (metrics/slo.h percentile_rank_interval): [x_(l), x_(u)] of the
+  // sorted sample. A side is NaN where the sample is too small to bound it.
+  struct Interval {
+    double lower = kUndefined;
+    double upper = kUndefined;
+  };
+  Interval ci95[5];
 };
 
 // The percentiles DistStats carries, in field order: 50, 90, 95, 99, 99.9.

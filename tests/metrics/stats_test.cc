@@ -80,5 +80,25 @@ TEST(Percentile, MatchesNumpyGolden) {
   }
 }
 
+TEST(DistStats, EveryPercentileCarriesItsOrderStatisticInterval) {
+  std::vector<double> v;
+  for (int i = 100; i >= 1; --i) v.push_back(i);  // 1..100, shuffled order does not matter
+  DistStats s = compute_dist_stats(v);
+  // n = 100: the median's 95% interval is [x(40), x(61)] (the classic table value).
+  EXPECT_EQ(s.ci95[0].lower, 40);
+  EXPECT_EQ(s.ci95[0].upper, 61);
+  for (const auto& ci : s.ci95) {
+    if (!std::isnan(ci.lower) && !std::isnan(ci.upper)) {
+      EXPECT_LE(ci.lower, ci.upper);
+    }
+  }
+  EXPECT_LE(s.ci95[1].lower, s.p90);
+  EXPECT_GE(s.ci95[1].upper, s.p90);
+  // 100 samples cannot bound a P99 from above: nothing in them is sure to lie above the true P99.
+  EXPECT_TRUE(std::isnan(s.ci95[3].upper));
+  EXPECT_FALSE(std::isnan(s.ci95[3].lower));
+  EXPECT_TRUE(std::isnan(compute_dist_stats({}).ci95[0].lower));
+}
+
 }  // namespace
 }  // namespace tokperf
