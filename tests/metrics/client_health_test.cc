@@ -51,5 +51,47 @@ TEST(ClientHealth, ThresholdIsExclusive) {
   EXPECT_TRUE(client_health_warnings(h).empty());
 }
 
+// Issue 12: a lag that cannot distort what was measured is not a warning. The case from a real CPU
+// llama.cpp server at 4 users: lag P99 2 ms, ITL P50 126 ms, TTFT P50 6.1 s.
+TEST(ClientHealth, LagSmallAgainstTheMeasuredFiguresDoesNotWarn) {
+  ClientHealth h;
+  h.loop_lag_p99_ms = 2.0;
+  h.loop_lag_max_ms = 30;
+  h.cpu_utilisation_pct = 95;
+  EXPECT_EQ(client_health_warnings(h).size(), 3u);  // unweighed: every absolute threshold
+  h.distortable_ms = 126;
+  EXPECT_TRUE(client_health_warnings(h).empty());
+}
+
+TEST(ClientHealth, LagMaterialAgainstTheMeasuredFiguresWarnsAndSaysHowMuch) {
+  ClientHealth h;
+  h.loop_lag_p99_ms = 2.0;
+  h.distortable_ms = 20;  // 10%
+  auto w = client_health_warnings(h);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("10.0% of the smallest figure"), std::string::npos) << w[0];
+  h.cpu_utilisation_pct = 95;  // the busy core is now worth naming too
+  EXPECT_EQ(client_health_warnings(h).size(), 2u);
+  h.loop_lag_max_ms = 9.9;  // under the absolute stall threshold: never
+  EXPECT_EQ(client_health_warnings(h).size(), 2u);
+  h.loop_lag_max_ms = 25;  // above it and above half of 20 ms
+  EXPECT_EQ(client_health_warnings(h).size(), 3u);
+}
+
+TEST(ClientHealth, MaterialShareBoundariesAreInclusive) {
+  ClientHealth h;
+  h.distortable_ms = 40;
+  h.loop_lag_p99_ms = kLagMaterialShare * 40;  // 2 ms: over 1 ms and exactly 5%
+  EXPECT_EQ(client_health_warnings(h).size(), 1u);
+  h.loop_lag_p99_ms = 1.9;
+  EXPECT_TRUE(client_health_warnings(h).empty());
+  h.loop_lag_max_ms = kStallMaterialShare * 40;  // 20 ms is not over the absolute 20 ms
+  EXPECT_TRUE(client_health_warnings(h).empty());
+  h.distortable_ms = 30;
+  h.loop_lag_p99_ms = 0.5;  // under the absolute 1 ms: never
+  h.loop_lag_max_ms = 21;   // over 20 ms and over 15 ms
+  EXPECT_EQ(client_health_warnings(h).size(), 1u);
+}
+
 }  // namespace
 }  // namespace tokperf
