@@ -17,6 +17,7 @@
 #include "core/units.h"
 #include "load/bench_runner.h"
 #include "metrics/client_health.h"
+#include "net/noise_floor.h"
 #include "metrics/stats.h"
 #include "metrics/timeseries.h"
 #include "report/console_table.h"
@@ -168,6 +169,9 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   if (scraper) {
     runner.set_level_sinks(nullptr, [&](const LevelRunInfo& l) { scraper->mark_level_end(l.level); });
   }
+  // The client's own floor on this machine, before any request: printed beside the results.
+  const NoiseFloor noise_floor = measure_noise_floor();
+  fmt::print(out, "{}", render_noise_floor(noise_floor));
   int64_t started_us = wall_us();
   bool completed;
   {
@@ -183,6 +187,7 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   outcome.start_ns = runner.run_start_ns();
   outcome.end_ns = runner.run_end_ns();
   outcome.self = runner.self_measure();
+  outcome.noise_floor = noise_floor;
   outcome.completed = completed;
   outcome.started_unix_us = started_us;
   if (scraper) {
@@ -207,6 +212,14 @@ int report_run(const BenchConfig& config, const RunOutcome& outcome,
   const bool completed = outcome.completed;
   const RunResult result = results.finish(outcome.levels);
   ClientHealth health = health_from(outcome.self);
+  health.noise_floor = outcome.noise_floor;
+  // Weigh the client's lateness against the smallest figure it could distort (issue 12).
+  for (const LevelResult& l : result.levels) {
+    for (double p50 : {l.summary.itl.p50, l.summary.ttft.p50}) {
+      if (p50 > 0 && !(p50 >= health.distortable_ms)) health.distortable_ms = p50;
+    }
+  }
+  health.warnings = client_health_warnings(health);
   RunInfo info;
   info.command = command;
   info.started_unix_us = outcome.started_unix_us;

@@ -10,6 +10,7 @@
 #include "analysis/level_result.h"
 #include "load/bench_config.h"
 #include "load/bench_runner.h"
+#include "metrics/client_health.h"
 #include "metrics/request_record.h"
 #include "servermetrics/server_report.h"
 
@@ -26,6 +27,7 @@ struct RunOutcome {
   std::vector<RunnerSample> samples;  // per-second client samples (may be empty)
   int64_t start_ns = 0, end_ns = 0;   // the run, on the records' clock
   ClientSelfMeasure self;
+  NoiseFloor noise_floor;  // measured before the run (live bench); unmeasured for virtual time
   bool completed = true;
   int64_t started_unix_us = 0;
   // What --server-metrics scraped (null: no scraping; per-request server timings are still read

@@ -55,6 +55,35 @@ bool LevelAccumulator::add(const RequestTimeline& t, const RequestMetrics& m) {
   ttft_int_.push_back(m.ttft_from_intended_ms);
   e2e_int_.push_back(m.e2e_from_intended_ms);
   append(itl_, m.itl_ms);
+
+  // Tokens the client counted, and the tokens each chunk carried for the per-token ITL.
+  const size_t n_events = t.token_events.size();
+  bool per_event_known = n_events > 0;
+  int64_t counted = 0;
+  for (const TokenEvent& e : t.token_events) {
+    if (e.tokens > 0) {
+      counted += e.tokens;
+    } else {
+      per_event_known = false;
+      counted += 1;
+    }
+  }
+  if (t.usage_completion_tokens >= 0 && n_events > 0) {
+    const int64_t d = t.usage_completion_tokens - counted;
+    ++token_check_.compared;
+    token_check_.differing += d != 0;
+    token_check_.usage_minus_counted += d;
+    token_check_.max_abs_difference = std::max(token_check_.max_abs_difference, d < 0 ? -d : d);
+  }
+  const double mean_per_chunk =
+      n_events > 0 && m.output_tokens > 0
+          ? static_cast<double>(m.output_tokens) / static_cast<double>(n_events)
+          : 1.0;
+  for (size_t i = 1; i < n_events; ++i) {
+    const int32_t k = t.token_events[i].tokens;
+    const double carried = per_event_known && k > 0 ? k : std::max(mean_per_chunk, 1e-9);
+    itl_per_token_.push_back(m.itl_ms[i - 1] / carried);
+  }
   return true;
 }
 
@@ -93,6 +122,12 @@ void LevelAccumulator::merge(const LevelAccumulator& o) {
   append(queue_, o.queue_);
   append(ttft_int_, o.ttft_int_);
   append(e2e_int_, o.e2e_int_);
+  append(itl_per_token_, o.itl_per_token_);
+  token_check_.compared += o.token_check_.compared;
+  token_check_.differing += o.token_check_.differing;
+  token_check_.usage_minus_counted += o.token_check_.usage_minus_counted;
+  token_check_.max_abs_difference =
+      std::max(token_check_.max_abs_difference, o.token_check_.max_abs_difference);
 }
 
 LevelSummary LevelAccumulator::summary() const {
@@ -115,6 +150,8 @@ LevelSummary LevelAccumulator::summary() const {
   s.queue = compute_dist_stats(queue_);
   s.ttft_from_intended = compute_dist_stats(ttft_int_);
   s.e2e_from_intended = compute_dist_stats(e2e_int_);
+  s.itl_per_token = compute_dist_stats(itl_per_token_);
+  s.token_count_check = token_check_;
   s.prompt_tokens_total = prompt_tokens_;
   s.output_tokens_total = output_tokens_;
   s.window_s = sent_ > 0 ? static_cast<double>(window_end_ns_ - window_start_ns_) / 1e9 : 0;

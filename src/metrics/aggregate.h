@@ -43,9 +43,24 @@ struct LevelSummary {
   int64_t output_tokens_from_usage = 0;  // ok requests whose N_out came from usage
   int64_t output_tokens_counted = 0;     // ok requests whose N_out is the token-event count
 
+  // The server's usage.completion_tokens against what the client counted in the stream (the sum of
+  // per-event token counts where the server gave them, else the number of token events), over ok
+  // requests that had both. Servers that pack several tokens per chunk differ by design; a server
+  // whose usage disagrees with its own per-chunk counts is worth knowing about.
+  struct TokenCountCheck {
+    int64_t compared = 0;             // ok requests with usage and at least one token event
+    int64_t differing = 0;            // of those, usage != counted
+    int64_t usage_minus_counted = 0;  // summed over the compared requests
+    int64_t max_abs_difference = 0;
+  } token_count_check;
+
   // Latency statistics in milliseconds, over successful measured requests only. itl pools every gap
   // of every such request, so a request with many tokens weighs more.
   DistStats ttft, ttfo, tpot, itl, e2e, queue, ttft_from_intended, e2e_from_intended;
+  // Per-token ITL: each gap divided by the tokens the chunk that ended it carried (the event's own
+  // count when the server reports one, else the request's mean tokens per chunk, usage / events).
+  // Equal to itl when every chunk carries one token; docs/metrics.md.
+  DistStats itl_per_token;
 
   // Token totals of successful requests; prompt tokens count only requests where they are known.
   int64_t prompt_tokens_total = 0;
@@ -86,7 +101,9 @@ class LevelAccumulator {
   int64_t output_tokens_ = 0;
   int64_t window_start_ns_ = 0;
   int64_t window_end_ns_ = 0;
+  LevelSummary::TokenCountCheck token_check_;
   std::vector<double> ttft_, ttfo_, tpot_, itl_, e2e_, queue_, ttft_int_, e2e_int_;
+  std::vector<double> itl_per_token_;
 };
 
 // Summarises the measured requests (phase == kMeasure, matching params.level) of `records`.

@@ -94,6 +94,13 @@ json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
 }
 
 json dist_stats_json(const DistStats& s) {
+  json ci = json::object();
+  const char* names[] = {"p50", "p90", "p95", "p99", "p99_9"};
+  for (size_t i = 0; i < std::size(names); ++i) {
+    if (s.count == 0) break;
+    ci[names[i]] = json::array({json_number_or_null(s.ci95[i].lower),
+                                json_number_or_null(s.ci95[i].upper)});
+  }
   return {{"count", s.count},
           {"mean", json_number_or_null(s.mean)},
           {"std", json_number_or_null(s.std)},
@@ -103,7 +110,8 @@ json dist_stats_json(const DistStats& s) {
           {"p95", json_number_or_null(s.p95)},
           {"p99", json_number_or_null(s.p99)},
           {"p99_9", json_number_or_null(s.p999)},
-          {"max", json_number_or_null(s.max)}};
+          {"max", json_number_or_null(s.max)},
+          {"ci95", ci}};
 }
 
 json level_summary_json(const LevelSummary& s) {
@@ -128,10 +136,16 @@ json level_summary_json(const LevelSummary& s) {
         {"first_error_by_kind", first_messages}}},
       {"output_tokens_source",
        {{"usage", s.output_tokens_from_usage}, {"counted", s.output_tokens_counted}}},
+      {"token_count_check",
+       {{"compared", s.token_count_check.compared},
+        {"differing", s.token_count_check.differing},
+        {"usage_minus_counted", s.token_count_check.usage_minus_counted},
+        {"max_abs_difference", s.token_count_check.max_abs_difference}}},
       {"ttft_ms", dist_stats_json(s.ttft)},
       {"ttfo_ms", dist_stats_json(s.ttfo)},
       {"tpot_ms", dist_stats_json(s.tpot)},
       {"itl_ms", dist_stats_json(s.itl)},
+      {"itl_per_token_ms", dist_stats_json(s.itl_per_token)},
       {"e2e_ms", dist_stats_json(s.e2e)},
       {"queue_ms", dist_stats_json(s.queue)},
       {"ttft_from_intended_ms", dist_stats_json(s.ttft_from_intended)},
@@ -144,6 +158,21 @@ json level_summary_json(const LevelSummary& s) {
         {"output_tokens_per_s", json_number_or_null(s.output_token_throughput_tps)},
         {"total_tokens_per_s", json_number_or_null(s.total_token_throughput_tps)}}},
   };
+}
+
+static json noise_floor_json(const NoiseFloor& f) {
+  if (!f.measured()) return nullptr;
+  return {{"timer_samples", f.timer_samples},
+          {"timer_lateness_ms",
+           {{"p50", json_number_or_null(f.timer_lateness_p50_ms)},
+            {"p99", json_number_or_null(f.timer_lateness_p99_ms)},
+            {"max", json_number_or_null(f.timer_lateness_max_ms)}}},
+          {"timer_slack_us", json_number_or_null(f.timer_slack_us)},
+          {"round_trips", f.round_trips},
+          {"loopback_rtt_ms",
+           {{"p50", json_number_or_null(f.loopback_rtt_p50_ms)},
+            {"p99", json_number_or_null(f.loopback_rtt_p99_ms)}}},
+          {"error", f.error}};
 }
 
 json client_health_json(const ClientHealth& h) {
@@ -160,6 +189,8 @@ json client_health_json(const ClientHealth& h) {
       {"cpu_utilisation_pct", json_number_or_null(h.cpu_utilisation_pct)},
       {"peak_in_flight", h.peak_in_flight},
       {"stream_events_per_s", json_number_or_null(h.stream_events_per_s)},
+      {"distortable_ms", json_number_or_null(h.distortable_ms)},
+      {"noise_floor", noise_floor_json(h.noise_floor)},
       {"warnings", h.warnings},
   };
 }

@@ -42,6 +42,15 @@ DistStats dist_from_json(const json& j) {
   d.p99 = num(j, "p99");
   d.p999 = num(j, "p99_9");
   d.max = num(j, "max");
+  if (auto it = j.find("ci95"); it != j.end() && it->is_object()) {
+    const char* names[] = {"p50", "p90", "p95", "p99", "p99_9"};
+    for (size_t i = 0; i < std::size(names); ++i) {
+      auto c = it->find(names[i]);
+      if (c == it->end() || !c->is_array() || c->size() != 2) continue;
+      if ((*c)[0].is_number()) d.ci95[i].lower = (*c)[0].get<double>();
+      if ((*c)[1].is_number()) d.ci95[i].upper = (*c)[1].get<double>();
+    }
+  }
   return d;
 }
 
@@ -86,10 +95,16 @@ LevelSummary level_summary_from_json(const json& j) {
   const json& src = child(j, "output_tokens_source");
   s.output_tokens_from_usage = integer(src, "usage");
   s.output_tokens_counted = integer(src, "counted");
+  const json& check = child(j, "token_count_check");
+  s.token_count_check.compared = integer(check, "compared");
+  s.token_count_check.differing = integer(check, "differing");
+  s.token_count_check.usage_minus_counted = integer(check, "usage_minus_counted");
+  s.token_count_check.max_abs_difference = integer(check, "max_abs_difference");
   s.ttft = dist_from_json(child(j, "ttft_ms"));
   s.ttfo = dist_from_json(child(j, "ttfo_ms"));
   s.tpot = dist_from_json(child(j, "tpot_ms"));
   s.itl = dist_from_json(child(j, "itl_ms"));
+  s.itl_per_token = dist_from_json(child(j, "itl_per_token_ms"));
   s.e2e = dist_from_json(child(j, "e2e_ms"));
   s.queue = dist_from_json(child(j, "queue_ms"));
   s.ttft_from_intended = dist_from_json(child(j, "ttft_from_intended_ms"));
@@ -119,6 +134,21 @@ ClientHealth client_health_from_json(const json& j) {
   h.cpu_utilisation_pct = num(j, "cpu_utilisation_pct");
   h.peak_in_flight = integer(j, "peak_in_flight");
   h.stream_events_per_s = num(j, "stream_events_per_s", 0);
+  h.distortable_ms = num(j, "distortable_ms");
+  if (auto nf = j.find("noise_floor"); nf != j.end() && nf->is_object()) {
+    NoiseFloor& f = h.noise_floor;
+    f.timer_samples = integer(*nf, "timer_samples");
+    const json& tl = child(*nf, "timer_lateness_ms");
+    f.timer_lateness_p50_ms = num(tl, "p50");
+    f.timer_lateness_p99_ms = num(tl, "p99");
+    f.timer_lateness_max_ms = num(tl, "max");
+    f.timer_slack_us = num(*nf, "timer_slack_us");
+    f.round_trips = integer(*nf, "round_trips");
+    const json& rt = child(*nf, "loopback_rtt_ms");
+    f.loopback_rtt_p50_ms = num(rt, "p50");
+    f.loopback_rtt_p99_ms = num(rt, "p99");
+    f.error = nf->value("error", "");
+  }
   if (auto it = j.find("warnings"); it != j.end() && it->is_array()) {
     for (const json& w : *it)
       if (w.is_string()) h.warnings.push_back(w.get<std::string>());

@@ -136,5 +136,47 @@ TEST(LevelAccumulator, IgnoresOtherPhases) {
   EXPECT_EQ(acc.sent(), 1);
 }
 
+TEST(AggregateLevel, PerTokenItlDividesEachGapByTheTokensItsChunkCarried) {
+  // Request 1: usage 5 over 3 events (30 and 40 ms gaps), no per-event counts: mean 5/3 per chunk.
+  // Request 2: per-event counts 1, 2, 4 (continuous usage): gaps 20 ms over 2 and 40 ms over 4.
+  RequestTimeline a = ok_request(0, {100, 130, 170}, 5);
+  RequestTimeline b = ok_request(0, {10, 30, 70}, 7);
+  b.token_events[0].tokens = 1;
+  b.token_events[1].tokens = 2;
+  b.token_events[2].tokens = 4;
+  LevelSummary s = aggregate_level({a, b}, {"c=1", -1, 1});
+  ASSERT_EQ(s.itl_per_token.count, 4);
+  EXPECT_DOUBLE_EQ(s.itl_per_token.min, 10);  // b: 20/2 and 40/4
+  EXPECT_DOUBLE_EQ(s.itl_per_token.max, 24);  // a: 40 / (5/3)
+  EXPECT_DOUBLE_EQ(s.itl.max, 40);            // per chunk: unchanged
+  // One token per chunk: per-token ITL equals ITL.
+  LevelSummary one = aggregate_level({ok_request(0, {100, 130, 170}, 3)}, {"c=1", -1, 1});
+  EXPECT_DOUBLE_EQ(one.itl_per_token.p50, one.itl.p50);
+  EXPECT_DOUBLE_EQ(one.itl_per_token.max, one.itl.max);
+}
+
+TEST(AggregateLevel, TokenCountCheckComparesUsageWithWhatTheStreamCarried) {
+  RequestTimeline packed = ok_request(0, {100, 130, 170}, 5);  // 3 events, usage 5: +2
+  RequestTimeline exact = ok_request(0, {100, 130}, 2);        // agrees
+  RequestTimeline liar = ok_request(0, {10, 30}, 2);           // per-event 3 + 3, usage 2: -4
+  liar.token_events[0].tokens = 3;
+  liar.token_events[1].tokens = 3;
+  RequestTimeline no_usage = ok_request(0, {10, 30});  // not compared
+  LevelSummary s = aggregate_level({packed, exact, liar, no_usage}, {"c=1", -1, 1});
+  EXPECT_EQ(s.token_count_check.compared, 3);
+  EXPECT_EQ(s.token_count_check.differing, 2);
+  EXPECT_EQ(s.token_count_check.usage_minus_counted, -2);
+  EXPECT_EQ(s.token_count_check.max_abs_difference, 4);
+  // Merging two accumulators gives the same check as one.
+  LevelAccumulator x({"c=1", -1, 1}), y({"c=1", -1, 1});
+  x.add(packed);
+  x.add(exact);
+  y.add(liar);
+  y.add(no_usage);
+  x.merge(y);
+  EXPECT_EQ(x.summary().token_count_check.usage_minus_counted, -2);
+  EXPECT_EQ(x.summary().itl_per_token.count, s.itl_per_token.count);
+}
+
 }  // namespace
 }  // namespace tokperf
