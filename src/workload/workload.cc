@@ -234,7 +234,7 @@ std::vector<std::string> Workload::notes(int64_t planned_requests) const {
     out.push_back(fmt::format("the dataset has {} entries; a run sending more cycles through it",
                               dataset_size()));
   }
-  if (data_.kind == DatasetKind::kShareGpt || data_.kind == DatasetKind::kJsonl) {
+  if (is_dataset() && (data_.kind == DatasetKind::kShareGpt || data_.kind == DatasetKind::kJsonl)) {
     out.push_back(
         "dataset prompt lengths (and ShareGPT reply lengths, used as max_tokens) are "
         "estimated at 1.25 tokens per word; the served lengths come from the server's "

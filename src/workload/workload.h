@@ -54,6 +54,8 @@ class Workload final : public RequestSource {
   RequestSpec at(uint64_t i) const override;
   size_t timed_count() const override;
   RequestSpec timed_at(size_t k) const override;
+  // timed_at(k) without building its text (lengths, timestamp, line only). REQUIRES: k < size.
+  const RequestSpec& timed_meta(size_t k) const { return data_.specs[k]; }
   std::string describe() const override;
 
   const WorkloadOptions& options() const { return o_; }
