@@ -92,7 +92,7 @@ TEST(WorkloadCli, JsonlDatasetSendsItsPromptsMessagesAndLengths) {
   const std::string dir = temp_path("out");
   Ran r =
       run("bench --url " + server.base_url() + " --dataset jsonl:" + data +
-          " --dataset-sampling sequential --concurrency 1 -n 4 --warmup 0 --no-save --out " + dir);
+          " --dataset-sampling sequential --concurrency 1 -n 4 --warmup 0 --out " + dir);
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("cycles"), std::string::npos) << r.out;  // 4 requests, 2 entries
   int alpha = 0, beta = 0;
@@ -143,7 +143,7 @@ TEST(WorkloadCli, VllmFlagNamesRunTheSameLoad) {
   const std::string dir = temp_path("vllm");
   Ran r = run("bench --base-url " + server.base_url() +
               " --num-prompts 12 --max-concurrency 3 --random-input-len 100 --random-output-len 8 "
-              "--random-range-ratio 0.5 --seed 7 --warmup 0 --no-save --out " +
+              "--random-range-ratio 0.5 --seed 7 --warmup 0 --out " +
               dir);
   ASSERT_EQ(r.rc, 0) << r.out;
   auto s = summary(dir);
@@ -176,7 +176,7 @@ TEST(WorkloadCli, AzureTraceReplaysEveryEntryWithItsLengths) {
                                        "2023-11-16 18:15:46.400,80,2\n");
   const std::string dir = temp_path("az");
   Ran r = run("bench --url " + server.base_url() + " --dataset azure:" + trace +
-              " --trace-speed 4 --no-save --out " + dir);
+              " --trace-speed 4 --out " + dir);
   ASSERT_EQ(r.rc, 0) << r.out;
   std::multiset<int64_t> outs;
   for (const auto& rec : records(dir)) outs.insert(rec["requested_output_tokens"].get<int64_t>());
@@ -188,7 +188,7 @@ TEST(WorkloadCli, SharedPrefixesHitTheBuiltInSimulatorsPrefixCache) {
   const std::string dir = temp_path("prefix");
   Ran r =
       run("bench --prefix-groups 2 --prefix-tokens 512 --input-tokens 64 --output-tokens 4 "
-          "--ignore-eos --concurrency 1 -n 12 --no-save --out " +
+          "--ignore-eos --concurrency 1 -n 12 --out " +
           dir);
   ASSERT_EQ(r.rc, 0) << r.out;
   int hits = 0;
@@ -200,7 +200,8 @@ TEST(WorkloadCli, SharedPrefixesHitTheBuiltInSimulatorsPrefixCache) {
   }
   EXPECT_EQ(groups, (std::set<int>{0, 1}));
   EXPECT_GE(hits, 10);  // all but each group's first request (warm-up included)
-  const auto& cache = summary(dir)["levels"][0]["workload"]["prefix_cache"];
+  const nlohmann::json s = summary(dir);
+  const auto& cache = s["levels"][0]["workload"]["prefix_cache"];
   EXPECT_GE(cache["hit_rate"].get<double>(), 0.8);
   EXPECT_NE(r.out.find("prefix cache hit"), std::string::npos) << r.out;
 }
@@ -237,7 +238,7 @@ TEST(WorkloadCli, MooncakeTraceControlsPrefixHitsOnTheSimulator) {
       "8]}\n");
   const std::string dir = temp_path("mc");
   Ran r = run("sim run --model llama-3.1-8b --gpu h100 --ignore-eos --dataset mooncake:" + trace +
-              " --no-save --out " + dir);
+              " --out " + dir);
   ASSERT_EQ(r.rc, 0) << r.out;
   std::map<int64_t, int64_t> cached_by_seq;
   for (const auto& rec : records(dir)) {
