@@ -171,7 +171,8 @@ void apply_workload_flags(const WorkloadFlags& f, const PromptFlagText& p, const
     }
     c.load.plan.levels = {LevelSpec{LoadMode::kRate, 0, 0, 0}};
   }
-  c.prompt.input_tokens = std::llround(o.input.mean()) + (o.prefix_groups > 0 ? o.prefix_tokens : 0);
+  c.prompt.input_tokens =
+      std::llround(o.input.mean()) + (o.prefix_groups > 0 ? o.prefix_tokens : 0);
   c.prompt.input_tokens_note = workload->describe();
   c.workload = std::move(workload);
 }
