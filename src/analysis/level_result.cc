@@ -20,7 +20,44 @@ void RunResultBuilder::add(const RequestTimeline& t, const RequestMetrics& m) {
   }
   if (t.ok() && !t.token_events.empty())
     l.drift.push_back(DriftPoint{t.send_ns, m.ttft_ms, m.itl_ms});
+  if (!t.ok()) return;
+  if (t.requested_input_tokens >= 0) l.req_in.push_back(static_cast<double>(t.requested_input_tokens));
+  if (t.requested_output_tokens >= 0) {
+    l.req_out.push_back(static_cast<double>(t.requested_output_tokens));
+  }
+  if (m.prompt_tokens >= 0) l.served_in.push_back(static_cast<double>(m.prompt_tokens));
+  l.served_out.push_back(static_cast<double>(m.output_tokens));
+  if (t.prefix_group >= 0) {
+    const auto g = static_cast<size_t>(t.prefix_group);
+    if (l.groups.size() <= g) l.groups.resize(g + 1, 0);
+    ++l.groups[g];
+  }
+  const int64_t cached = t.cached_prompt_tokens();
+  if (cached >= 0) {
+    ++l.cache_reported;
+    const bool hit = cached > 0;
+    l.cache_hits += hit ? 1 : 0;
+    l.cached_sum += cached;
+    l.cache_prompt_sum += std::max<int64_t>(m.prompt_tokens, cached);
+    if (std::isfinite(m.ttft_ms)) (hit ? l.ttft_hit : l.ttft_miss).push_back(m.ttft_ms);
+  }
 }
+
+namespace {
+
+WorkloadLevelStats workload_stats(const std::vector<double>& req_in,
+                                  const std::vector<double>& served_in,
+                                  const std::vector<double>& req_out,
+                                  const std::vector<double>& served_out) {
+  WorkloadLevelStats w;
+  w.requested_input_tokens = compute_dist_stats(req_in);
+  w.served_input_tokens = compute_dist_stats(served_in);
+  w.requested_output_tokens = compute_dist_stats(req_out);
+  w.served_output_tokens = compute_dist_stats(served_out);
+  return w;
+}
+
+}  // namespace
 
 RunResult RunResultBuilder::finish(std::span<const LevelRunInfo> runs) const {
   RunResult r;
@@ -40,6 +77,20 @@ RunResult RunResultBuilder::finish(std::span<const LevelRunInfo> runs) const {
       res.slo = evaluate_slo(*slo_, l.slo_metrics, l.slo_ok, res.summary.window_s);
     }
     res.drift = detect_drift(l.drift, res.run.start_ns, res.run.end_ns);
+    res.workload = workload_stats(l.req_in, l.served_in, l.req_out, l.served_out);
+    res.workload.cache_reported = l.cache_reported;
+    res.workload.cache_hits = l.cache_hits;
+    if (l.cache_reported > 0) {
+      res.workload.cache_hit_rate =
+          static_cast<double>(l.cache_hits) / static_cast<double>(l.cache_reported);
+      if (l.cache_prompt_sum > 0) {
+        res.workload.cached_token_share =
+            static_cast<double>(l.cached_sum) / static_cast<double>(l.cache_prompt_sum);
+      }
+    }
+    res.workload.ttft_cache_hit_ms = compute_dist_stats(l.ttft_hit);
+    res.workload.ttft_cache_miss_ms = compute_dist_stats(l.ttft_miss);
+    res.workload.prefix_group_requests = l.groups;
     summaries.push_back(res.summary);
     r.levels.push_back(std::move(res));
   }

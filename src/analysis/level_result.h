@@ -4,6 +4,7 @@
 // reads the figures back from summary.json.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -21,6 +22,24 @@
 
 namespace tokperf {
 
+// What the level's requests asked for against what they got, and the server's prefix cache
+// (docs/WORKLOADS.md). Over measured requests that finished without error.
+struct WorkloadLevelStats {
+  DistStats requested_input_tokens;  // what the workload asked for (estimates unless tokenized)
+  DistStats served_input_tokens;     // usage.prompt_tokens (else the client's own count)
+  DistStats requested_output_tokens;  // max_tokens sent
+  DistStats served_output_tokens;     // usage.completion_tokens (else counted)
+  // Prefix cache, over requests whose server reported cached prompt tokens.
+  int64_t cache_reported = 0;
+  int64_t cache_hits = 0;                 // of which with at least one cached token
+  double cache_hit_rate = NAN;            // cache_hits / cache_reported
+  double cached_token_share = NAN;        // sum(cached) / sum(prompt tokens) of those
+  DistStats ttft_cache_hit_ms, ttft_cache_miss_ms;
+  // Requests per shared-prefix group (index = group), empty without groups.
+  std::vector<int64_t> prefix_group_requests;
+  bool present() const { return requested_input_tokens.count > 0 || requested_output_tokens.count > 0 || cache_reported > 0; }
+};
+
 struct LevelResult {
   LevelSummary summary;   // latency statistics, counts, throughput of the measured requests
   LevelRunInfo run;       // how the runner drove the level (rates, early stop)
@@ -29,6 +48,7 @@ struct LevelResult {
   std::shared_ptr<const SloSpec> slo_spec;
   std::optional<SloReport> slo;
   DriftReport drift;
+  WorkloadLevelStats workload;
 };
 
 struct RunResult {
@@ -56,6 +76,10 @@ class RunResultBuilder {
     std::vector<RequestMetrics> slo_metrics;  // measured requests, only with objectives
     std::vector<uint8_t> slo_ok;
     std::vector<DriftPoint> drift;  // measured, OK, with a token
+    // Workload figures of measured OK requests (WorkloadLevelStats).
+    std::vector<double> req_in, served_in, req_out, served_out, ttft_hit, ttft_miss;
+    int64_t cache_reported = 0, cache_hits = 0, cached_sum = 0, cache_prompt_sum = 0;
+    std::vector<int64_t> groups;
   };
   std::shared_ptr<const SloSpec> slo_;
   std::vector<Level> levels_;

@@ -15,6 +15,7 @@
 #include "cli/output_flags.h"
 #include "cli/load_flags.h"
 #include "cli/target_flags.h"
+#include "cli/workload_flags.h"
 #include "core/units.h"
 #include "sim/deployment_cli.h"
 #include "sim/sim_server.h"
@@ -26,6 +27,7 @@ namespace {
 struct BenchFlags {
   TargetFlags target;
   LoadFlags load;
+  WorkloadFlags workload;
   OutputFlags output;
   bool no_progress = false;
   sim::DeploymentFlags sim;  // the built-in simulated target, used when --url is absent
@@ -79,7 +81,8 @@ int run_bench(BenchFlags& flags) {
     fmt::print(stderr, "tokperf: simulated {}\n", sim::held_out_accuracy_line());
     const LoadFlags& l = flags.load;
     if (l.concurrency.empty() && !l.sweep && l.request_rate.empty() && l.ramp.empty() &&
-        l.trace.empty() && l.requests.empty() && l.duration.empty()) {
+        l.trace.empty() && l.requests.empty() && l.duration.empty() &&
+        flags.workload.dataset.empty() && flags.workload.dataset_name.empty()) {
       // The out-of-the-box run: the curve, not one point, in about a minute.
       flags.load.sweep = true;
       flags.load.duration = "6s";
@@ -95,6 +98,7 @@ int run_bench(BenchFlags& flags) {
   BenchConfig config;
   apply_target_flags(flags.target, config);
   config.load = make_load_config(flags.load);
+  apply_workload_flags(flags.workload, prompt_flag_text(flags.target), flags.load, config);
   config.slo = make_slo(flags.load);
   config.load.progress = !flags.no_progress && !flags.output.json && isatty(STDERR_FILENO);
   apply_output_flags(flags.output, config);
@@ -119,6 +123,7 @@ void register_bench_command(CLI::App& app, CommandSet& cmds) {
       "bench", "Measure TTFT, TPOT, ITL and E2E of a streaming endpoint under load");
   add_target_flags(sub, flags->target);
   add_load_flags(sub, flags->load);
+  add_workload_flags(sub, flags->workload);
   auto* out = "Output";
   add_output_flags(sub, flags->output);
   sub->add_flag("--no-progress", flags->no_progress, "No live progress line")->group(out);

@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/load_flags.h"
 #include "cli/target_flags.h"
+#include "cli/workload_flags.h"
 #include "core/clock.h"
 #include "core/units.h"
 #include "load/bench_runner.h"
@@ -28,6 +29,7 @@ namespace {
 struct CapacityFlags {
   TargetFlags target;
   LoadFlags load;
+  WorkloadFlags workload;
   std::string by = "concurrency";
   double start = 8;
   double max = 1024;
@@ -61,6 +63,11 @@ int run_capacity(CapacityFlags& f) {
   BenchConfig base;
   apply_target_flags(f.target, base);
   base.load = make_load_config(f.load);
+  apply_workload_flags(f.workload, prompt_flag_text(f.target), f.load, base);
+  if (base.workload && base.workload->replays()) {
+    base.workload->set_replay(false);  // capacity sets the load; the entries are sampled
+    base.load.trace.clear();
+  }
   base.slo = make_slo(f.load);
   base.load.progress = false;
   base.load.stop_on_saturation = true;
@@ -169,6 +176,7 @@ void register_capacity_command(CLI::App& app, CommandSet& cmds) {
       "capacity", "Find the highest concurrency (or request rate) that still meets an SLO");
   add_target_flags(sub, f->target);
   add_load_flags(sub, f->load);
+  add_workload_flags(sub, f->workload);
   const char* g = "Search";
   sub->add_option("--by", f->by, "Search over concurrency or rate")->capture_default_str()->group(g);
   sub->add_option("--start", f->start, "First load tried")->capture_default_str()->group(g);

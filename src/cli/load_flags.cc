@@ -24,15 +24,21 @@ void add_load_flags(CLI::App* sub, LoadFlags& f) {
                   "rate|concurrency:FROM..TO:step=S|x=F|linear=DUR (e.g. rate:10..100:step=10)")
       ->group(g);
   sub->add_option("--arrivals", f.arrivals, "Open-loop arrivals: constant, poisson or gamma")
-      ->capture_default_str()->group(g);
-  sub->add_option("--burstiness", f.burstiness, "Gamma shape: 1 = Poisson, < 1 burstier")
+      ->capture_default_str()
+      ->each([&f](const std::string&) { f.arrivals_given = true; })
+      ->group(g);
+  sub->add_option("--burstiness", f.burstiness,
+                  "Gamma shape: 1 = Poisson, < 1 burstier (alone, it makes --arrivals gamma)")
       ->capture_default_str()->group(g);
   sub->add_option("--seed", f.seed, "Seed of the arrival schedule (same seed, same schedule)")
       ->capture_default_str()->group(g);
   sub->add_option("--max-concurrency", f.max_concurrency,
-                  "Open loop: cap on requests in flight; later arrivals wait in a client queue")
+                  "Open loop: cap on requests in flight; later arrivals wait in a client queue. "
+                  "Alone (no rate or concurrency): a closed loop of this many, as vLLM bench")
       ->group(g);
-  sub->add_option("--requests,-n", f.requests, "Measured requests per level (default 100)")->group(g);
+  sub->add_option("--requests,-n,--num-prompts", f.requests,
+                  "Measured requests per level (default 100)")
+      ->group(g);
   sub->add_option("--duration", f.duration,
                   "Measure each level for this long instead of a count (e.g. 30s, 5m)")
       ->group(g);
@@ -87,7 +93,11 @@ LoadConfig make_load_config(const LoadFlags& f) {
                      "--ramp or --trace");
   }
   Result<std::vector<LevelSpec>> levels = std::vector<LevelSpec>{LevelSpec{}};
-  if (!f.concurrency.empty()) {
+  if (f.max_concurrency > 0 && shapes == 0 && !f.sweep) {
+    // vLLM bench's meaning without a rate: every request at once, at most C in flight = a closed
+    // loop of C.
+    levels = parse_concurrency_list(std::to_string(f.max_concurrency));
+  } else if (!f.concurrency.empty()) {
     levels = parse_concurrency_list(f.concurrency);
   } else if (f.sweep) {
     levels = parse_concurrency_list(kDefaultConcurrencySweep);
@@ -102,6 +112,10 @@ LoadConfig make_load_config(const LoadFlags& f) {
   auto kind = parse_arrival_kind(f.arrivals);
   if (!kind) throw UsageError(kind.error());
   plan.arrivals = *kind;
+  // vLLM bench's meaning: --burstiness alone makes the arrivals gamma (1 stays Poisson).
+  if (!f.arrivals_given && f.burstiness != 1 && plan.arrivals == ArrivalKind::kPoisson) {
+    plan.arrivals = ArrivalKind::kGamma;
+  }
   if (!(f.burstiness > 0)) throw UsageError("--burstiness must be above 0 (1 = Poisson)");
   plan.burstiness = f.burstiness;
   plan.seed = f.seed;

@@ -21,6 +21,7 @@ struct LoadFlags {
   std::string request_rate;
   std::string ramp;
   std::string arrivals = "poisson";
+  bool arrivals_given = false;  // set by the command from CLI11's count("--arrivals")
   double burstiness = 1;
   uint64_t seed = 42;
   int max_concurrency = 0;

@@ -14,6 +14,7 @@
 #include "cli/bench_output.h"
 #include "cli/commands.h"
 #include "cli/load_flags.h"
+#include "cli/workload_flags.h"
 #include "cli/output_flags.h"
 #include "cli/sim_run_load.h"
 #include "core/clock.h"
@@ -23,6 +24,7 @@
 #include "report/json_output.h"
 #include "sim/deployment_cli.h"
 #include "sim/engine_preset.h"
+#include "sim/sim_text.h"
 #include "sim/validation.h"
 
 namespace tokperf {
@@ -31,8 +33,9 @@ namespace {
 struct SimRunFlags {
   sim::DeploymentFlags deployment;
   LoadFlags load;
-  int64_t input_tokens = 512;
-  int64_t output_tokens = 256;
+  WorkloadFlags workload;
+  std::string input_tokens;   // "" = 512; a length or a distribution
+  std::string output_tokens;  // "" = 256
   bool ignore_eos = false;
   sim::EngineConfig engine;
   OutputFlags output;
@@ -77,8 +80,6 @@ std::string describe(const SimRunFlags& f, const sim::CostModel& cost) {
 
 // The parts of a BenchConfig that describe the simulated target, for summary.json and the history.
 BenchConfig base_config(const SimRunFlags& f, const sim::CostModel& cost) {
-  if (f.input_tokens < 1) throw UsageError("--input-tokens must be at least 1");
-  if (f.output_tokens < 1) throw UsageError("--output-tokens must be at least 1");
   if (!(f.engine.eos_mean_tokens >= 1)) throw UsageError("--eos-mean-tokens must be at least 1");
   if (f.engine.max_num_seqs < 1 || f.engine.max_num_batched_tokens < 1) {
     throw UsageError("--max-num-seqs and --max-num-batched-tokens must be at least 1");
@@ -87,11 +88,24 @@ BenchConfig base_config(const SimRunFlags& f, const sim::CostModel& cost) {
   c.target.base_url = fmt::format("sim://{}", describe(f, cost));
   c.target.model = f.deployment.model;
   c.target.ignore_eos = f.ignore_eos;
-  c.prompt.input_tokens = f.input_tokens;
+  c.prompt.input_tokens = 512;
   c.prompt.input_tokens_exact = true;
   c.prompt.input_tokens_note = "simulated";
-  c.prompt.output_tokens = f.output_tokens;
+  c.prompt.output_tokens = 256;
   c.load = make_load_config(f.load);
+  PromptFlagText p;
+  p.input_tokens = f.input_tokens;
+  p.output_tokens = f.output_tokens;
+  apply_workload_flags(f.workload, p, f.load, c);  // a fixed --input-tokens sets c.prompt
+  if (c.workload && f.capacity && c.workload->replays()) {
+    c.workload->set_replay(false);  // the search sets the load; entries are sampled
+    c.load.trace.clear();
+  }
+  if (c.workload) {
+    c.workload->calibrate([](const std::string& s) -> Result<int64_t> { return sim::count_tokens(s); },
+                          "the simulator's tokenizer");
+    c.prompt.input_tokens_note = c.workload->describe();
+  }
   c.load.progress = false;
   c.slo = make_slo(f.load);
   c.deployment = sim::deployment_json(f.deployment);  // the report's roofline reads it
@@ -100,11 +114,11 @@ BenchConfig base_config(const SimRunFlags& f, const sim::CostModel& cost) {
   return c;
 }
 
-SimLoadOptions load_options(const SimRunFlags& f, int64_t started_unix_us) {
+SimLoadOptions load_options(const SimRunFlags& f, const BenchConfig& c, int64_t started_unix_us) {
   SimLoadOptions o;
   o.engine = engine_config(f);
-  o.input_tokens = f.input_tokens;
-  o.output_tokens = f.output_tokens;
+  o.input_tokens = c.prompt.input_tokens;
+  o.output_tokens = c.prompt.output_tokens;
   o.ignore_eos = f.ignore_eos;
   o.started_unix_us = started_unix_us;
   return o;
@@ -113,8 +127,11 @@ SimLoadOptions load_options(const SimRunFlags& f, int64_t started_unix_us) {
 int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig config) {
   apply_output_flags(f.output, config);
   std::FILE* out = f.output.json ? stderr : stdout;
-  fmt::print(out, "tokperf sim run: {}; {} in / max {} out tokens{}; virtual time\n",
-             describe(f, cost), f.input_tokens, f.output_tokens,
+  const std::string lengths =
+      config.workload ? config.workload->describe()
+                      : fmt::format("{} in / max {} out tokens", config.prompt.input_tokens,
+                                    config.prompt.output_tokens);
+  fmt::print(out, "tokperf sim run: {}; {}{}; virtual time\n", describe(f, cost), lengths,
              f.ignore_eos ? " (ignore_eos)" : ", lengths from the engine's EOS distribution");
   std::vector<std::string> notes = {
       "virtual time: simulated engine, no sockets; send lag is 0 by construction and client "
@@ -122,7 +139,13 @@ int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig con
       sim::held_out_accuracy_line(),
   };
   const int64_t wall_start_ns = mono_ns();
-  auto outcome = simulate_load(cost, config, load_options(f, wall_us()), notes);
+  if (config.workload) {
+    const PhaseLimit& m = config.load.plan.measure;
+    const int64_t planned =
+        m.requests > 0 ? m.requests * static_cast<int64_t>(config.load.plan.levels.size()) : -1;
+    for (std::string& n : config.workload->notes(planned)) notes.push_back(std::move(n));
+  }
+  auto outcome = simulate_load(cost, config, load_options(f, config, wall_us()), notes);
   if (!outcome) throw UsageError(outcome.error());
   notes.push_back(fmt::format("simulated {:.1f} s of serving in {:.2f} s of wall time",
                               outcome->self.wall_s, (mono_ns() - wall_start_ns) / 1e9));
@@ -183,7 +206,7 @@ int run_capacity_search(const SimRunFlags& f, const sim::CostModel& cost, const 
     c.load.plan.levels = {spec};
     c.load.plan.seed = base.load.plan.seed + static_cast<uint64_t>(trial++);
     std::vector<std::string> notes;
-    auto run = simulate_load(cost, c, load_options(f, 0), notes);
+    auto run = simulate_load(cost, c, load_options(f, c, 0), notes);
     if (!run) throw UsageError(run.error());
     std::vector<RequestMetrics> metrics;
     std::vector<uint8_t> ok;
@@ -234,12 +257,14 @@ void register_sim_run_command(CLI::App& sim_app, CommandSet& cmds) {
   sim::add_deployment_flags(*run, f->deployment);
   sim::add_engine_flag(*run, f->deployment);
   add_load_flags(run, f->load);
+  add_workload_flags(run, f->workload);
   const char* p = "Prompt";
-  run->add_option("--input-tokens", f->input_tokens, "Prompt tokens per request")
-      ->capture_default_str()
+  run->add_option("--input-tokens", f->input_tokens,
+                  "Prompt tokens per request (default 512), or a distribution: uniform:A..B, "
+                  "normal:MEAN,SD, lognormal:MEAN,SD, hist:FILE")
       ->group(p);
-  run->add_option("--output-tokens", f->output_tokens, "max_tokens per request")
-      ->capture_default_str()
+  run->add_option("--output-tokens", f->output_tokens,
+                  "max_tokens per request (default 256), or a distribution as --input-tokens")
       ->group(p);
   run->add_flag("--ignore-eos", f->ignore_eos,
                 "Generate exactly --output-tokens (else lengths follow --eos-mean-tokens)")

@@ -6,6 +6,7 @@
 
 #include "load/level_driver.h"
 #include "sim/offline_runner.h"
+#include "sim/sim_text.h"
 
 namespace tokperf {
 namespace {
@@ -22,6 +23,7 @@ Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& 
   out.started_unix_us = o.started_unix_us;
   int64_t level_start_ns = 0;
   bool prompt_estimated = false;
+  uint64_t workload_seq = 0;  // the run's request counter, as bench's seq
   for (size_t i = 0; i < plan.levels.size(); ++i) {
     const LevelSpec& spec = plan.levels[i];
     sim::OfflineLevel l;
@@ -41,6 +43,26 @@ Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& 
     }
     sim::EngineConfig engine = o.engine;
     engine.seed = plan.seed + i;
+    if (config.workload) {
+      // The workload's prompts, sized and hashed by the simulator's own tokenizer, so equal
+      // prompt prefixes meet in the engine's prefix cache as they would over HTTP.
+      const Workload& w = *config.workload;
+      l.request_of = [&w, &workload_seq, &engine](const SendOrder& order) {
+        const RequestSpec s = order.index >= 0 && w.timed_count() > 0
+                                  ? w.timed_at(static_cast<size_t>(order.index))
+                                  : w.at(workload_seq);
+        ++workload_seq;
+        const std::string text = flat_prompt(s);
+        sim::OfflineLengths x;
+        x.prompt_tokens = std::max<int64_t>(1, sim::count_tokens(text));
+        x.output_tokens = s.output_tokens;
+        if (engine.enable_prefix_caching) {
+          x.prefix_block_hashes = sim::prefix_block_hashes(text, engine.block_size);
+        }
+        x.prefix_group = s.prefix_group;
+        return x;
+      };
+    }
     auto run = sim::run_offline_level(cost, engine, l);
     if (!run) return Error{fmt::format("level {} ({}): {}", i + 1, spec.label(), run.error())};
     // Shift every time onto the run's virtual clock (0 stays "never" for first_visible_ns).

@@ -33,7 +33,8 @@ struct SimLoadOptions {
 
 // Runs every level of config.load (config.prompt and config.target are not read). Fails only on a
 // malformed level. Requests of a trace that gives a prompt instead of input_tokens are sized at
-// one token per 4 characters (notes says so).
+// one token per 4 characters (notes says so). With config.workload, every request is the
+// workload's (sized and prefix-hashed from its text by the simulator's tokenizer).
 Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& config,
                                  const SimLoadOptions& options, std::vector<std::string>& notes);
 

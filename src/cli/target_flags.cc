@@ -1,5 +1,6 @@
 #include "cli/target_flags.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -13,6 +14,7 @@
 #include "client/openai_adapter.h"
 #include "client/request_builder.h"
 #include "client/server_probe.h"
+#include "workload/length_dist.h"
 #include "workload/prompt.h"
 
 namespace tokperf {
@@ -31,7 +33,7 @@ std::string read_file(const std::string& path) {
 
 void add_target_flags(CLI::App* sub, TargetFlags& f) {
   auto* target = "Target";
-  sub->add_option("--url", f.url,
+  sub->add_option("--url,--base-url", f.url,
                   "Base URL of an OpenAI-compatible server (with or without /v1); without it, "
                   "the built-in simulated engine (see --sim-model, --gpu)")
       ->group(target);
@@ -61,13 +63,16 @@ void add_target_flags(CLI::App* sub, TargetFlags& f) {
   sub->add_option("--prompt", f.prompt, "Prompt text sent by every request")->group(prompt);
   sub->add_option("--prompt-file", f.prompt_file, "Read the prompt from a file")->group(prompt);
   sub->add_option("--input-tokens", f.input_tokens,
-                  "Synthetic prompt of N tokens (exact where the server has /tokenize; default 128)")
+                  "Synthetic prompt of N tokens (exact where the server has /tokenize; default "
+                  "128), or a distribution: uniform:A..B, normal:MEAN,SD, lognormal:MEAN,SD, "
+                  "hist:FILE")
       ->group(prompt);
   sub->add_flag("--unique-prompts", f.unique_prompts,
                 "Start each prompt with a per-request nonce so no prefix cache can serve it")
       ->group(prompt);
-  sub->add_option("--output-tokens", f.output_tokens, "max_tokens of every request")
-      ->capture_default_str()->group(prompt);
+  sub->add_option("--output-tokens", f.output_tokens,
+                  "max_tokens of every request (default 256), or a distribution as --input-tokens")
+      ->group(prompt);
   sub->add_flag("--ignore-eos", f.ignore_eos,
                 "Ask the server to generate exactly --output-tokens (ignore_eos)")
       ->group(prompt);
@@ -112,17 +117,27 @@ void apply_target_flags(const TargetFlags& f, BenchConfig& c) {
   c.target.http2 = f.http2;
   c.target.verify_tls = !f.insecure;
 
-  int sources = !f.prompt.empty() + !f.prompt_file.empty() + (f.input_tokens > 0);
+  int sources = !f.prompt.empty() + !f.prompt_file.empty() + !f.input_tokens.empty();
   if (sources > 1) {
     throw UsageError("give only one of --prompt, --prompt-file and --input-tokens");
   }
-  if (f.input_tokens < 0) throw UsageError("--input-tokens must be at least 1");
-  if (f.output_tokens < 1) throw UsageError("--output-tokens must be at least 1");
-  c.prompt.output_tokens = f.output_tokens;
+  // Distributions are checked here too; the workload (cli/workload_flags.h) draws from them.
+  int64_t output_tokens = 256, input_tokens = -1;
+  if (!f.output_tokens.empty()) {
+    auto d = LengthDist::parse(f.output_tokens, "--output-tokens");
+    if (!d) throw UsageError(d.error());
+    output_tokens = std::max<int64_t>(1, std::llround(d->mean()));
+  }
+  if (!f.input_tokens.empty()) {
+    auto d = LengthDist::parse(f.input_tokens, "--input-tokens");
+    if (!d) throw UsageError(d.error());
+    if (d->is_fixed()) input_tokens = std::llround(d->mean());
+  }
+  c.prompt.output_tokens = output_tokens;
   c.prompt.unique_prefix = f.unique_prompts;
   if (!f.prompt.empty()) c.prompt.text = f.prompt;
   if (!f.prompt_file.empty()) c.prompt.text = read_file(f.prompt_file);
-  c.prompt.input_tokens = f.input_tokens > 0 ? f.input_tokens : -1;
+  c.prompt.input_tokens = input_tokens;
 
   std::random_device rd;
   c.run_id = fmt::format("tp{:08x}", rd());
@@ -171,6 +186,21 @@ Result<std::vector<std::string>> prepare_target(BenchConfig& c, std::vector<std:
       return Error{fmt::format("{}/models lists no model; name one with --model", c.target.base_url)};
     }
     if (!models->empty()) c.target.model = models->front();
+  }
+  if (c.workload) {
+    // Per-request prompts: size generated text with the server's tokenizer when it has one.
+    auto tok = ServerTokenizer::probe(c.target);
+    if (tok) {
+      ServerTokenizer t = *tok;
+      c.workload->calibrate([t](const std::string& s) { return t.count(s); },
+                            "the server's /tokenize");
+    }
+    const PhaseLimit& m = c.load.plan.measure;
+    const int64_t planned =
+        m.requests > 0 ? m.requests * static_cast<int64_t>(c.load.plan.levels.size()) : -1;
+    for (std::string& n : c.workload->notes(planned)) notes.push_back(std::move(n));
+    c.prompt.input_tokens_note = c.workload->describe();
+    return *models;
   }
   if (c.prompt.text.empty()) {
     int64_t n = c.prompt.input_tokens > 0 ? c.prompt.input_tokens : 128;

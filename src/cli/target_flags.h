@@ -25,9 +25,9 @@ struct TargetFlags {
   std::string extra_body;
   std::string prompt;
   std::string prompt_file;
-  int64_t input_tokens = 0;
+  std::string input_tokens;   // a length or a distribution (workload/length_dist.h); "" = 128
   bool unique_prompts = false;
-  int64_t output_tokens = 256;
+  std::string output_tokens;  // likewise; "" = 256
   bool ignore_eos = false;
   bool no_usage = false;
   bool http2 = false;

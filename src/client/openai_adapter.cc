@@ -48,6 +48,22 @@ error_code read_usage(od::value v, ChunkInfo& out) {
       if (auto e = read_count(field.value(), &out.usage_prompt_tokens)) return e;
     } else if (key == "completion_tokens") {
       if (auto e = read_count(field.value(), &out.usage_completion_tokens)) return e;
+    } else if (key == "prompt_tokens_details") {
+      // {"cached_tokens": N} (OpenAI, vLLM, SGLang); null or absent when not reported.
+      od::json_type dt;
+      if (auto e = field.value().type().get(dt)) return e;
+      if (dt != od::json_type::object) continue;
+      od::object details;
+      if (auto e = field.value().get_object().get(details)) return e;
+      for (auto d : details) {
+        od::field df;
+        if (auto e = std::move(d).get(df)) return e;
+        std::string_view dk;
+        if (auto e = df.unescaped_key().get(dk)) return e;
+        if (dk == "cached_tokens") {
+          if (auto e = read_count(df.value(), &out.usage_cached_tokens)) return e;
+        }
+      }
     }
   }
   return SUCCESS;

@@ -201,4 +201,32 @@ std::string RequestBuilder::body_for(std::string_view prefix, std::string_view p
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string RequestBuilder::body_for_messages(
+    const std::vector<std::pair<std::string, std::string>>& messages, int64_t max_tokens) const {
+  const bool takes_messages =
+      api_ == ApiKind::kChat || api_ == ApiKind::kAnthropic || api_ == ApiKind::kOllamaChat;
+  if (!takes_messages) {
+    std::string joined;
+    for (size_t i = 0; i < messages.size(); ++i) {
+      if (i > 0) joined += '\n';
+      joined += messages[i].second;
+    }
+    return body_for("", joined, max_tokens);
+  }
+  nlohmann::json j = nlohmann::json::parse(template_);
+  nlohmann::json list = nlohmann::json::array();
+  std::string system;
+  for (const auto& [role, content] : messages) {
+    if (api_ == ApiKind::kAnthropic && role == "system") {
+      system += system.empty() ? content : "\n" + content;
+      continue;
+    }
+    list.push_back({{"role", role}, {"content", content}});
+  }
+  j["messages"] = std::move(list);
+  if (!system.empty()) j["system"] = system;
+  j[nlohmann::json::json_pointer(max_tokens_ptr_)] = max_tokens;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace tokperf

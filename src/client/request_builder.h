@@ -8,6 +8,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "client/target_config.h"
@@ -29,6 +30,11 @@ class RequestBuilder {
   std::string body(std::string_view prefix) const;
   // Body with its own prompt and max_tokens (trace replay); slower: serialises the whole body.
   std::string body_for(std::string_view prefix, std::string_view prompt, int64_t max_tokens) const;
+  // Body with a chat history ({role, content} pairs, in order) and its own max_tokens. Protocols
+  // that take messages (chat, anthropic, ollama) get them as they are (Anthropic's system messages
+  // go into its top-level "system"); the others get the contents joined by newlines as the prompt.
+  std::string body_for_messages(
+      const std::vector<std::pair<std::string, std::string>>& messages, int64_t max_tokens) const;
 
  private:
   std::string url_;

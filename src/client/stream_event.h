@@ -33,6 +33,7 @@ struct ChunkInfo {
   uint32_t tool_call_bytes = 0;
   int64_t usage_prompt_tokens = -1;    // -1: not present in this event
   int64_t usage_completion_tokens = -1;
+  int64_t usage_cached_tokens = -1;    // usage.prompt_tokens_details.cached_tokens
   bool done = false;                   // [DONE]
   bool error = false;                  // an error object; message in error_message
   bool parse_error = false;            // payload is not valid JSON / not an object

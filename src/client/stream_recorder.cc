@@ -61,6 +61,7 @@ void StreamRecorder::on_event(const SseEvent& event) {
     tl.usage_completion_tokens = c.usage_completion_tokens;
   }
   if (c.usage_prompt_tokens >= 0) tl.usage_prompt_tokens = c.usage_prompt_tokens;
+  if (c.usage_cached_tokens >= 0) tl.usage_cached_tokens = c.usage_cached_tokens;
   if (c.server.present()) merge_server_timings(c.server, tl.server);
 }
 

@@ -45,6 +45,20 @@ nlohmann::json slo_text(const SloSpec& s) {
   return a;
 }
 
+nlohmann::json workload_json(const BenchConfig& c) {
+  if (!c.workload) return nullptr;
+  const WorkloadOptions& o = c.workload->options();
+  return {{"description", c.workload->describe()},
+          {"dataset", o.dataset.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.dataset)},
+          {"dataset_entries", c.workload->dataset_size()},
+          {"replayed", c.workload->replays()},
+          {"input_tokens", o.input.text()},
+          {"output_tokens", o.output.text()},
+          {"prefix_groups", o.prefix_groups},
+          {"prefix_tokens", o.prefix_tokens},
+          {"tokens_per_word", c.workload->tokens_per_word()}};
+}
+
 }  // namespace
 
 nlohmann::json config_json(const BenchConfig& c) {
@@ -75,6 +89,7 @@ nlohmann::json config_json(const BenchConfig& c) {
         {"unique_prefix", c.prompt.unique_prefix},
         {"output_tokens", c.prompt.output_tokens}}},
       {"load", load_json(c.load)},
+      {"workload", workload_json(c)},
       {"slo", slo_text(c.slo)},
       {"run_id", c.run_id},
       {"deployment", c.deployment},

@@ -12,6 +12,7 @@
 #include "load/arrivals.h"
 #include "load/load_plan.h"
 #include "metrics/slo.h"
+#include "workload/workload.h"
 
 namespace tokperf {
 
@@ -39,6 +40,9 @@ struct LoadConfig {
 struct BenchConfig {
   TargetConfig target;
   PromptConfig prompt;
+  // Per-request prompts and lengths (datasets, length distributions, shared prefixes; see
+  // workload/workload.h). Null: every request sends `prompt` (and a trace its own lengths).
+  std::shared_ptr<Workload> workload;
   LoadConfig load;
   SloSpec slo;                 // empty: no objectives
   std::string out_dir;         // empty: no files

@@ -172,15 +172,38 @@ void BenchRunner::send(const SendOrder& order) {
   StreamRequest req;
   req.url = builder_.url();
   req.headers = builder_.headers(tl.request_id);
+  tl.requested_input_tokens = config_.prompt.input_tokens;
+  tl.requested_output_tokens = config_.prompt.output_tokens;
   std::string prefix;
-  if (config_.prompt.unique_prefix) {
+  if (config_.prompt.unique_prefix && !config_.workload) {
     prefix = unique_prefix(std::hash<std::string>{}(config_.run_id), tl.seq);
   }
-  if (order.index >= 0 && !config_.load.trace.empty()) {
+  if (config_.workload) {
+    // The workload's own request: a replayed entry by its schedule index, else the seq-th.
+    const Workload& w = *config_.workload;
+    const RequestSpec s = order.index >= 0 && w.timed_count() > 0
+                              ? w.timed_at(static_cast<size_t>(order.index))
+                              : w.at(tl.seq);
+    const int64_t max_tokens = s.output_tokens > 0 ? s.output_tokens : config_.prompt.output_tokens;
+    if (s.messages.empty()) {
+      req.body = builder_.body_for("", s.prompt, max_tokens);
+    } else {
+      std::vector<std::pair<std::string, std::string>> messages;
+      messages.reserve(s.messages.size());
+      for (const ChatMessage& m : s.messages) messages.emplace_back(m.role, m.content);
+      req.body = builder_.body_for_messages(messages, max_tokens);
+    }
+    tl.prompt_tokens_sent = s.input_tokens;
+    tl.requested_input_tokens = s.input_tokens;
+    tl.requested_output_tokens = max_tokens;
+    tl.prefix_group = s.prefix_group;
+  } else if (order.index >= 0 && !config_.load.trace.empty()) {
     const TraceEntry& e = config_.load.trace[static_cast<size_t>(order.index)];
     int64_t max_tokens = e.output_tokens > 0 ? e.output_tokens : config_.prompt.output_tokens;
     req.body = builder_.body_for(prefix, e.prompt, max_tokens);
     tl.prompt_tokens_sent = e.input_tokens;
+    tl.requested_input_tokens = e.input_tokens;
+    tl.requested_output_tokens = max_tokens;
   } else {
     req.body = builder_.body(prefix);
   }

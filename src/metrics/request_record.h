@@ -92,11 +92,23 @@ struct RequestTimeline {
   int64_t usage_prompt_tokens = -1;
   int64_t usage_completion_tokens = -1;
   int64_t prompt_tokens_sent = -1;  // what the client built (exact with a tokenizer), -1 unknown
+  // What the workload asked for (workload/request_spec.h): prompt tokens (an estimate unless a
+  // tokenizer sized it) and max_tokens; -1 unknown. The shared-prefix group, -1: none.
+  int64_t requested_input_tokens = -1;
+  int64_t requested_output_tokens = -1;
+  int prefix_group = -1;
+  // usage.prompt_tokens_details.cached_tokens (OpenAI, vLLM, SGLang, the simulator); -1: absent.
+  int64_t usage_cached_tokens = -1;
   bool saw_done = false;
   int http_status = 0;
   ServerTimings server;  // what the server reported about this request, if anything
   RequestError error;
   bool ok() const { return error.kind == ErrorKind::kNone; }
+  // Prompt tokens the server served from its prefix cache: usage's cached_tokens, else llama.cpp's
+  // timings.cache_n; -1 when the server reported neither.
+  int64_t cached_prompt_tokens() const {
+    return usage_cached_tokens >= 0 ? usage_cached_tokens : server.cached_tokens;
+  }
 };
 
 // Metrics of one request; NaN where undefined (e.g. TPOT with fewer than 2 tokens, TTFT of a request

@@ -192,7 +192,8 @@ Result<std::optional<Roofline>> report_roofline(const SavedRun& run, const Repor
 }
 
 std::string render_report_html(const SavedRun& run, const ReportOptions& o) {
-  std::vector<Finding> findings = diagnose({run.levels, run.requests, &run.health, run.server}, o.thresholds);
+  std::vector<Finding> findings =
+      diagnose({run.levels, run.requests, &run.health, run.server}, o.thresholds);
   std::string title = o.title.empty() ? "tokperf report: " + run.dir : o.title;
   std::string started = "-";
   if (int64_t us = run.summary.value("started_unix_us", int64_t{0}); us > 0) {
@@ -205,6 +206,23 @@ std::string render_report_html(const SavedRun& run, const ReportOptions& o) {
   for (const auto& n : run.summary.value("notes", nlohmann::json::array()))
     if (n.is_string()) notes += "<li>" + esc(n.get<std::string>()) + "</li>";
   for (const std::string& w : run.warnings) notes += "<li>" + esc(w) + "</li>";
+  // Workload figures, as summary.json has them (levels[i].workload; docs/WORKLOADS.md).
+  for (const auto& l : run.summary.value("levels", nlohmann::json::array())) {
+    if (!l.is_object() || !l.contains("workload") || !l["workload"].is_object()) continue;
+    const auto& c = l["workload"].value("prefix_cache", nlohmann::json());
+    if (!c.is_object() || c.value("hits", 0) == 0) continue;
+    auto num = [](const nlohmann::json& j, const char* a, const char* b) {
+      return j.contains(a) && j[a].is_object() && j[a].contains(b) && j[a][b].is_number()
+                 ? j[a][b].get<double>()
+                 : NAN;
+    };
+    notes += "<li>" +
+             esc(fmt::format("{}: prefix cache hit {:.0f}% of requests; TTFT p50 hit {}, miss {}",
+                             l.value("label", ""), 100 * c.value("hit_rate", 0.0),
+                             format_ms(num(c, "ttft_hit_ms", "p50")),
+                             format_ms(num(c, "ttft_miss_ms", "p50")))) +
+             "</li>";
+  }
 
   std::string html = html_page_open(title);
   html += fmt::format(

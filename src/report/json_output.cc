@@ -73,6 +73,10 @@ json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
       {"prompt_tokens", count_or_null(m.prompt_tokens)},
       {"chunks", t.chunks},
       {"saw_done", t.saw_done},
+      {"requested_input_tokens", count_or_null(t.requested_input_tokens)},
+      {"requested_output_tokens", count_or_null(t.requested_output_tokens)},
+      {"prefix_group", t.prefix_group >= 0 ? json(t.prefix_group) : json(nullptr)},
+      {"cached_tokens", count_or_null(t.cached_prompt_tokens())},
   };
   // What the server reported about the request (docs/requests-schema.md, "server_*"): present only
   // when the protocol carried timings, each null when that one was not given.

@@ -51,7 +51,26 @@ nlohmann::json level_result_json(const LevelResult& r) {
                 {"itl_p95_first_third_ms", json_number_or_null(r.drift.itl_p95_first_ms)},
                 {"itl_p95_last_third_ms", json_number_or_null(r.drift.itl_p95_last_ms)},
                 {"explanation", r.drift.explanation}};
+  if (r.workload.present()) j["workload"] = workload_stats_json(r.workload);
   return j;
+}
+
+nlohmann::json workload_stats_json(const WorkloadLevelStats& w) {
+  nlohmann::json cache = nullptr;
+  if (w.cache_reported > 0) {
+    cache = {{"requests_reporting", w.cache_reported},
+             {"hits", w.cache_hits},
+             {"hit_rate", json_number_or_null(w.cache_hit_rate)},
+             {"cached_token_share", json_number_or_null(w.cached_token_share)},
+             {"ttft_hit_ms", dist_stats_json(w.ttft_cache_hit_ms)},
+             {"ttft_miss_ms", dist_stats_json(w.ttft_cache_miss_ms)}};
+  }
+  return {{"requested_input_tokens", dist_stats_json(w.requested_input_tokens)},
+          {"served_input_tokens", dist_stats_json(w.served_input_tokens)},
+          {"requested_output_tokens", dist_stats_json(w.requested_output_tokens)},
+          {"served_output_tokens", dist_stats_json(w.served_output_tokens)},
+          {"prefix_cache", cache},
+          {"prefix_group_requests", w.prefix_group_requests}};
 }
 
 std::string render_level_details(const RunResult& result) {
@@ -84,6 +103,28 @@ std::string render_level_details(const RunResult& result) {
       out += fmt::format("{}: stopped early: {}\n", label, *r.run.stopped_early);
     }
     if (r.drift.drifted) out += fmt::format("{}: drift: {}\n", label, r.drift.explanation);
+    const WorkloadLevelStats& w = r.workload;
+    const bool varied = w.requested_input_tokens.count > 0 &&
+                        (w.requested_input_tokens.max != w.requested_input_tokens.min ||
+                         w.requested_output_tokens.max != w.requested_output_tokens.min);
+    if (varied) {
+      out += fmt::format(
+          "{}: tokens in asked mean {:.0f} (p50 {:.0f}, p95 {:.0f}), served mean {:.0f}; out asked "
+          "mean {:.0f} (p95 {:.0f}), served mean {:.0f} (p95 {:.0f})\n",
+          label, w.requested_input_tokens.mean, w.requested_input_tokens.p50,
+          w.requested_input_tokens.p95, w.served_input_tokens.mean, w.requested_output_tokens.mean,
+          w.requested_output_tokens.p95, w.served_output_tokens.mean, w.served_output_tokens.p95);
+    }
+    if (w.cache_hits > 0 || !w.prefix_group_requests.empty()) {
+      out += fmt::format(
+          "{}: prefix cache hit {:.0f}% of requests ({:.0f}% of prompt tokens); TTFT p50/p95 hit "
+          "{}/{} ({}), miss {}/{} ({})\n",
+          label, 100 * w.cache_hit_rate,
+          std::isfinite(w.cached_token_share) ? 100 * w.cached_token_share : 0.0,
+          format_ms(w.ttft_cache_hit_ms.p50), format_ms(w.ttft_cache_hit_ms.p95),
+          w.ttft_cache_hit_ms.count, format_ms(w.ttft_cache_miss_ms.p50),
+          format_ms(w.ttft_cache_miss_ms.p95), w.ttft_cache_miss_ms.count);
+    }
   }
   return out;
 }

@@ -19,6 +19,8 @@ namespace tokperf {
 // The "load", "slo" (with objectives) and "drift" objects of one summary.json level.
 nlohmann::json level_result_json(const LevelResult& r);
 nlohmann::json slo_report_json(const SloReport& r);
+// levels[i].workload: requested vs served tokens, prefix-cache hit rate, TTFT by hit/miss.
+nlohmann::json workload_stats_json(const WorkloadLevelStats& w);
 nlohmann::json knee_json(const KneeResult& k);
 
 // Sections computed outside the client's records (the server's own metrics, servermetrics/), already

@@ -196,6 +196,7 @@ const StepResult& Engine::step(int64_t now_ns) {
       running_.push_back(idx);
       s.scheduled_ns = now_ns;
       result_.cached_tokens += cached;
+      if (looked_up && s.generated == 0) s.cached = cached;
       if (looked_up) {
         stats_.prefix_queries_tokens += s.prompt;
         stats_.prefix_hit_tokens += cached;
@@ -249,7 +250,7 @@ const StepResult& Engine::step(int64_t now_ns) {
     if (!samples) continue;
     ++s.generated;
     result_.events.push_back({s.generated == 1 ? SeqEventKind::kFirstToken : SeqEventKind::kToken,
-                              s.id, end_ns, s.generated, s.scheduled_ns});
+                              s.id, end_ns, s.generated, s.scheduled_ns, s.cached});
     if (s.generated >= s.target_out) {
       result_.events.push_back({SeqEventKind::kFinished, s.id, end_ns, s.generated});
       free_blocks(s);

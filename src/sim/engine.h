@@ -57,6 +57,8 @@ struct SeqEvent {
   int64_t output_tokens;  // generated so far
   int64_t scheduled_ns = 0;  // kFirstToken/kToken: start of the step that last took it from the
                              // waiting queue (vLLM's "scheduled"; queue = arrival -> this)
+  int64_t cached_tokens = 0;  // kFirstToken/kToken: prompt tokens its first scheduling found in
+                              // the prefix cache
 };
 
 struct StepResult {
@@ -112,6 +114,7 @@ class Engine {
     int64_t generated = 0;
     int64_t computed = 0;  // tokens whose KV is in the cache
     int64_t scheduled_ns = 0;  // last taken from the waiting queue
+    int64_t cached = 0;        // prompt tokens served from the prefix cache when first scheduled
     int64_t max_tokens = 0;
     int64_t ready_ns = 0;  // when the serving front end hands it to the scheduler
     std::vector<int32_t> blocks;

@@ -110,12 +110,20 @@ class VirtualLevel {
     t.intended_ns = o.intended_ns;
     t.send_ns = now;
     OfflineLengths len;
-    if (o.index >= 0 && static_cast<size_t>(o.index) < l_.lengths.size()) len = l_.lengths[o.index];
+    if (l_.request_of) {
+      len = l_.request_of(o);
+    } else if (o.index >= 0 && static_cast<size_t>(o.index) < l_.lengths.size()) {
+      len = l_.lengths[o.index];
+    }
     t.prompt_tokens_sent = len.prompt_tokens > 0 ? len.prompt_tokens : l_.prompt_tokens;
     SimRequest r;
     r.id = seq;
     r.prompt_tokens = t.prompt_tokens_sent;
     r.max_tokens = len.output_tokens > 0 ? len.output_tokens : l_.output_tokens;
+    r.prefix_block_hashes = std::move(len.prefix_block_hashes);
+    t.requested_input_tokens = r.prompt_tokens;
+    t.requested_output_tokens = r.max_tokens;
+    t.prefix_group = len.prefix_group;
     r.ignore_eos = l_.ignore_eos;
     r.arrival_ns = now;
     const Status s = engine_.submit(r);
@@ -137,6 +145,9 @@ class VirtualLevel {
     if (t.end_ns != 0) return;  // timed out during the step that produced this
     switch (ev.kind) {
       case SeqEventKind::kFirstToken:
+        t.usage_cached_tokens = ev.cached_tokens;  // reported in usage, as the HTTP front does
+        record_token(t, ev);
+        break;
       case SeqEventKind::kToken:
         record_token(t, ev);
         break;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,9 @@ Result<OfflineRun> run_offline(const CostModel& cost, const EngineConfig& config
 struct OfflineLengths {
   int64_t prompt_tokens = -1;  // -1: the level's
   int64_t output_tokens = -1;  // -1: the level's
+  // The prompt's block hashes (sim_text.h prefix_block_hashes) for the prefix cache; empty: none.
+  std::vector<uint64_t> prefix_block_hashes;
+  int prefix_group = -1;  // recorded on the timeline
 };
 
 // One load level in virtual time from 0, with bench's load rules: the LevelDriver
@@ -63,6 +67,8 @@ struct OfflineLevel {
   bool ignore_eos = true;  // false: the engine draws the length (EngineConfig::eos_mean_tokens)
   LevelPlan plan;          // the level's rules (make_level_plan, or built by hand)
   std::vector<OfflineLengths> lengths;  // by SendOrder::index; empty: the level's lengths
+  // When set: every request's lengths and hashes, asked in send order (the workload's source).
+  std::function<OfflineLengths(const SendOrder&)> request_of;
   int64_t timeout_ns = 0;               // 0: no timeout
 };
 

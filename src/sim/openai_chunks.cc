@@ -71,11 +71,16 @@ void OpenAiChunks::finish(std::string& out, std::string_view finish_reason) cons
 }
 
 void OpenAiChunks::usage(std::string& out, int64_t prompt_tokens, int64_t completion_tokens,
-                         std::string_view timings_json) const {
+                         std::string_view timings_json, int64_t cached_tokens) const {
   out += head_;
   fmt::format_to(std::back_inserter(out),
-                 R"([],"usage":{{"prompt_tokens":{},"total_tokens":{},"completion_tokens":{}}})",
+                 R"([],"usage":{{"prompt_tokens":{},"total_tokens":{},"completion_tokens":{})",
                  prompt_tokens, prompt_tokens + completion_tokens, completion_tokens);
+  if (cached_tokens >= 0) {
+    fmt::format_to(std::back_inserter(out), R"(,"prompt_tokens_details":{{"cached_tokens":{}}})",
+                   cached_tokens);
+  }
+  out += '}';
   if (!timings_json.empty()) {
     out += R"(,"timings":)";
     out += timings_json;

@@ -21,8 +21,9 @@ class OpenAiChunks {
   void token(std::string& out, std::string_view text) const;
   void finish(std::string& out, std::string_view finish_reason) const;
   // `timings_json`, when given, is a JSON object added as llama.cpp's "timings" beside usage.
+  // `cached_tokens` >= 0 adds usage.prompt_tokens_details.cached_tokens (OpenAI, vLLM).
   void usage(std::string& out, int64_t prompt_tokens, int64_t completion_tokens,
-             std::string_view timings_json = {}) const;
+             std::string_view timings_json = {}, int64_t cached_tokens = -1) const;
   static void done(std::string& out);  // "data: [DONE]\n\n"
 
   // The complete non-streaming body (chat.completion or text_completion) with usage.

@@ -156,12 +156,16 @@ void ProtocolChunks::end(std::string& out, const StreamTotals& t) const {
           fmt::format(R"({{"index":0,"content":"","tokens":[],"id_slot":0,"stop":true,)"
                       R"("model":"{}","tokens_predicted":{},"tokens_evaluated":{},)"
                       R"("stop_type":"{}","stopping_word":"","tokens_cached":{},)"
-                      R"("timings":{{"cache_n":0,"prompt_n":{},"prompt_ms":{:.3f},)"
+                      R"("timings":{{"cache_n":{},"prompt_n":{},"prompt_ms":{:.3f},)"
                       R"("prompt_per_token_ms":{:.3f},"predicted_n":{},"predicted_ms":{:.3f},)"
                       R"("predicted_per_token_ms":{:.3f}}}}})",
                       model_escaped_, t.output_tokens, t.prompt_tokens, t.length ? "limit" : "eos",
-                      t.prompt_tokens + t.output_tokens, t.prompt_tokens, t.prompt_ms,
-                      t.prompt_tokens > 0 ? t.prompt_ms / t.prompt_tokens : 0.0, t.output_tokens,
+                      t.prompt_tokens + t.output_tokens, t.cached_tokens,
+                      t.prompt_tokens - t.cached_tokens, t.prompt_ms,
+                      t.prompt_tokens > t.cached_tokens
+                          ? t.prompt_ms / static_cast<double>(t.prompt_tokens - t.cached_tokens)
+                          : 0.0,
+                      t.output_tokens,
                       t.decode_ms, per_token));
       return;
     }

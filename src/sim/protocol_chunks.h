@@ -23,6 +23,7 @@ struct StreamTotals {
   double prompt_ms = 0;  // prefill: scheduled -> first token, on the server's clock
   double decode_ms = 0;  // first -> last token
   double total_ms = 0;   // arrival -> end
+  int64_t cached_tokens = 0;  // prompt tokens served from the prefix cache
 };
 
 class ProtocolChunks {

@@ -127,6 +127,7 @@ struct Stream {
   int64_t last_token_ns = 0;
   int64_t scheduled_ns = 0;    // from the first token's event
   int64_t tokens = 0;
+  int64_t cached_tokens = 0;  // prompt tokens the engine found in its prefix cache
   std::string out;  // reused write buffer
 };
 
@@ -318,6 +319,7 @@ void SimServer::Impl::on_event(Stream& s, const SeqEvent& ev) {
         metrics.ttft_s.observe(static_cast<double>(ev.t_ns - s.received_ns) / 1e9);
         s.first_token_ns = ev.t_ns;
         s.scheduled_ns = std::max(ev.scheduled_ns, s.received_ns);
+        s.cached_tokens = ev.cached_tokens;
       } else {
         const double gap_s = static_cast<double>(ev.t_ns - s.last_token_ns) / 1e9;
         metrics.itl_s.observe(gap_s);
@@ -361,6 +363,7 @@ void SimServer::Impl::on_event(Stream& s, const SeqEvent& ev) {
           t.decode_ms = static_cast<double>(s.last_token_ns - s.first_token_ns) / 1e6;
         }
         t.total_ms = static_cast<double>(ev.t_ns - s.received_ns) / 1e6;
+        t.cached_tokens = s.cached_tokens;
         s.out.clear();
         s.protocol->end(s.out, t);
         s.resp->write(s.out);
@@ -377,7 +380,7 @@ void SimServer::Impl::on_event(Stream& s, const SeqEvent& ev) {
                 R"({{"prompt_n":{},"prompt_ms":{:.3f},"predicted_n":{},"predicted_ms":{:.3f},"queue_ms":{:.3f}}})",
                 s.prompt_tokens, prefill_ms, ev.output_tokens, decode_ms, queue_ms);
           }
-          s.chunks.usage(s.out, s.prompt_tokens, ev.output_tokens, timings);
+          s.chunks.usage(s.out, s.prompt_tokens, ev.output_tokens, timings, s.cached_tokens);
         }
         OpenAiChunks::done(s.out);
         s.resp->write(s.out);

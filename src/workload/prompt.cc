@@ -21,13 +21,14 @@ constexpr std::string_view kParagraph =
     "on in the houses on the far side of the valley.";
 
 constexpr std::array<std::string_view, 64> kPrefixWords = {
-    "apple",  "river", "stone",  "cloud", "green", "light", "table", "chair", "music", "paper",
-    "bread",  "water", "house",  "field", "glass", "night", "horse", "train", "plant", "sugar",
-    "storm",  "metal", "ocean",  "smile", "dream", "tiger", "honey", "coral", "amber", "maple",
-    "cedar",  "pearl", "silver", "candle", "garden", "forest", "bridge", "window", "winter", "summer",
-    "market", "planet", "rocket", "island", "valley", "castle", "pencil", "basket", "button", "copper",
-    "desert", "engine", "feather", "guitar", "harbor", "jacket", "ladder", "meadow", "needle",
-    "orange", "pepper", "rabbit", "saddle", "tunnel"};
+    "apple",  "river",  "stone",  "cloud",  "green",   "light",  "table",  "chair",
+    "music",  "paper",  "bread",  "water",  "house",   "field",  "glass",  "night",
+    "horse",  "train",  "plant",  "sugar",  "storm",   "metal",  "ocean",  "smile",
+    "dream",  "tiger",  "honey",  "coral",  "amber",   "maple",  "cedar",  "pearl",
+    "silver", "candle", "garden", "forest", "bridge",  "window", "winter", "summer",
+    "market", "planet", "rocket", "island", "valley",  "castle", "pencil", "basket",
+    "button", "copper", "desert", "engine", "feather", "guitar", "harbor", "jacket",
+    "ladder", "meadow", "needle", "orange", "pepper",  "rabbit", "saddle", "tunnel"};
 
 std::vector<std::string_view> paragraph_tokens() {
   std::vector<std::string_view> words;
@@ -50,6 +51,22 @@ std::string paragraph_words(int64_t n_words) {
   for (int64_t i = 0; i < n_words; ++i) {
     if (i > 0) out += ' ';
     out += words[static_cast<size_t>(i) % words.size()];
+  }
+  return out;
+}
+
+std::string block_words(uint64_t key, int64_t n_words) {
+  std::string out;
+  out.reserve(static_cast<size_t>(std::max<int64_t>(0, n_words)) * 7);
+  uint64_t x = key * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
+  for (int64_t i = 0; i < n_words; ++i) {
+    x += 0x9E3779B97F4A7C15ULL;
+    uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    if (i > 0) out += ' ';
+    out += kPrefixWords[z & 63];
   }
   return out;
 }
@@ -106,7 +123,8 @@ SyntheticPrompt make_synthetic_prompt(int64_t n_tokens, int64_t reserve_tokens,
       return p;
     }
   }
-  int64_t words = std::max<int64_t>(1, std::llround(static_cast<double>(target) / kApproxTokensPerWord));
+  int64_t words =
+      std::max<int64_t>(1, std::llround(static_cast<double>(target) / kApproxTokensPerWord));
   p.text = paragraph_words(words);
   p.tokens = target;
   p.exact = false;

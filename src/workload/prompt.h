@@ -15,12 +15,13 @@ using TokenCounter = std::function<Result<int64_t>(const std::string&)>;
 
 struct SyntheticPrompt {
   std::string text;
-  int64_t tokens = 0;     // exact when `exact`, else the estimate
+  int64_t tokens = 0;  // exact when `exact`, else the estimate
   bool exact = false;
-  std::string note;       // how the count was obtained, shown in the output
+  std::string note;  // how the count was obtained, shown in the output
 };
 
-// Tokens per word assumed without a tokenizer, for our paragraph (measured on Llama-2/3 tokenizers).
+// Tokens per word assumed without a tokenizer, for our paragraph (measured on Llama-2/3
+// tokenizers).
 inline constexpr double kApproxTokensPerWord = 1.25;
 
 // Builds a prompt of n_tokens (n_tokens >= 1). reserve_tokens are left for a per-request prefix.
@@ -32,6 +33,10 @@ SyntheticPrompt make_synthetic_prompt(int64_t n_tokens, int64_t reserve_tokens,
 // A per-request prefix of six common words and a newline, distinct for each seq of a run (so no
 // prefix cache can serve the prompt), with a near-constant token count across tokenizers.
 std::string unique_prefix(uint64_t run_seed, uint64_t seq);
+
+// n_words words of our vocabulary picked by a hash of (key, position): equal keys give equal text,
+// and the text for n words is a prefix of the text for more. Shared prefixes and trace blocks.
+std::string block_words(uint64_t key, int64_t n_words);
 
 // The first n words of the repeated paragraph.
 std::string paragraph_words(int64_t n_words);

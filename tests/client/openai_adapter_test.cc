@@ -312,5 +312,19 @@ TEST(OpenAiAdapterTest, LlamaCppCompletionsCapture) {
   }
 }
 
+TEST(OpenAiAdapter, UsageCarriesCachedPromptTokens) {
+  ChunkInfo c = chat(
+      R"({"choices":[],"usage":{"prompt_tokens":900,"completion_tokens":5,)"
+      R"("prompt_tokens_details":{"cached_tokens":768}}})");
+  EXPECT_EQ(c.usage_prompt_tokens, 900);
+  EXPECT_EQ(c.usage_cached_tokens, 768);
+  c = chat(R"({"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":5,)"
+           R"("prompt_tokens_details":null}})");
+  EXPECT_EQ(c.usage_cached_tokens, -1);
+  EXPECT_FALSE(c.parse_error);
+  c = chat(R"({"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":5}})");
+  EXPECT_EQ(c.usage_cached_tokens, -1);
+}
+
 }  // namespace
 }  // namespace tokperf
