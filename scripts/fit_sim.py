@@ -19,11 +19,12 @@ import sys
 
 root = pathlib.Path(__file__).resolve().parent.parent
 binary = root / "build" / "tokperf"
+engine_name = ""  # set from --engine: only that preset's calibration points are replayed
 
 
 def evaluate(knobs, engine_ids):
     cmd = [str(binary), "sim", "validate", "--split", "calibration", "--json",
-           "--data", str(root / "data/validation")]
+           "--data", str(root / "data/validation"), "--engine", engine_name]
     for k, v in knobs.items():
         cmd += ["--knob", f"{k}={v:.9g}"]
     out = subprocess.run(cmd, capture_output=True, text=True)
@@ -52,7 +53,14 @@ def main():
     ap.add_argument("--knob", action="append", default=[], help="NAME=START value to fit")
     ap.add_argument("--fixed", action="append", default=[], help="NAME=VALUE held fixed")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--grid", type=lambda t: [float(x) for x in t.split(",")],
+                    default=[0, 0.25, 0.5, 0.7, 0.85, 1.15, 1.4, 2, 4],
+                    help="multipliers tried around each knob's current value")
+    ap.add_argument("--binary", default=str(root / "build" / "tokperf"), help="the tokperf to run (default build/tokperf)")
     a = ap.parse_args()
+    global engine_name, binary
+    engine_name = a.engine
+    binary = pathlib.Path(a.binary)
     points = [json.loads(l) for l in open(root / "data/validation/points.jsonl") if l.strip()]
     split = json.load(open(root / "data/validation/split.json"))
     ids = {p["id"] for p in points if p.get("sim_engine", p["engine"]) == a.engine and p["id"] in split["calibration"]}
@@ -62,9 +70,11 @@ def main():
     print(f"start {best:.2f} {knobs}", file=sys.stderr)
     for _ in range(a.rounds):
         for name in list(knobs):
-            for mult in (0, 0.25, 0.5, 0.7, 0.85, 1.15, 1.4, 2, 4):
+            for mult in a.grid:
                 trial = dict(knobs)
                 trial[name] = knobs[name] * mult if knobs[name] != 0 else mult * 1e-3
+                if name.endswith("efficiency") and not 0 < trial[name] <= 1:
+                    continue  # an achieved fraction of peak
                 score, _ = evaluate({**fixed, **trial}, ids)
                 if score < best - 1e-6:
                     best, knobs = score, trial

@@ -20,6 +20,7 @@ namespace {
 struct ValidateFlags {
   std::string data = "data/validation";
   std::string split = "all";
+  std::string engine;  // empty: every engine
   std::vector<std::string> knobs;
   bool json = false;
   bool markdown = false;
@@ -47,6 +48,7 @@ int run_validate(const ValidateFlags& f) {
   if (!points.ok()) throw UsageError(fmt::format("--data: {}", points.error()));
   std::vector<sim::ValidationPoint> chosen;
   for (const auto& p : *points) {
+    if (!f.engine.empty() && p.sim_engine != f.engine) continue;
     if (f.split == "all" || (f.split == "held-out") == p.held_out) chosen.push_back(p);
   }
   if (!overrides.empty()) {
@@ -111,8 +113,8 @@ int run_validate(const ValidateFlags& f) {
     for (const auto& e : r.failures) fmt::print("not replayed: {}\n", e);
   }
   if (!f.write_figures.empty()) {
-    if (f.split != "all" || !overrides.empty()) {
-      throw UsageError("--write-figures needs the whole set and no --knob");
+    if (f.split != "all" || !overrides.empty() || !f.engine.empty()) {
+      throw UsageError("--write-figures needs the whole set: no --split, --engine or --knob");
     }
     std::ofstream out(f.write_figures);
     out << sim::accuracy_figures_header(r);
@@ -132,6 +134,8 @@ void register_sim_validate_command(CLI::App& sim_app, CommandSet& cmds) {
       ->capture_default_str();
   sub->add_option("--split", f->split, "which points: all, calibration, held-out")
       ->capture_default_str();
+  sub->add_option("--engine", f->engine,
+                  "only the points replayed with this engine preset (their `sim_engine`)");
   sub->add_option("--knob", f->knobs,
                   "NAME=VALUE: replace a preset knob (for fitting on --split calibration)");
   sub->add_flag("--json", f->json, "print JSON (rows, summary, failures)");

@@ -7,11 +7,11 @@ namespace tokperf::sim::accuracy {
 
 inline constexpr int kHeldOutRuns = 12;
 inline constexpr int kTtftN = 11;
-inline constexpr double kTtftMedianAbsPct = 45.5;
+inline constexpr double kTtftMedianAbsPct = 18.6;
 inline constexpr int kTpotN = 7;
 inline constexpr double kTpotMedianAbsPct = 5.4;
 inline constexpr int kOutputN = 10;
-inline constexpr double kOutputMedianAbsPct = 8.1;
+inline constexpr double kOutputMedianAbsPct = 8.5;
 inline constexpr double kWorstRatio = 5.23;
 
 }  // namespace tokperf::sim::accuracy

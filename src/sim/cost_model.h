@@ -36,12 +36,18 @@ struct CostKnobs {
   // setup, and the first token's detokenise/stream path): a fixed part plus a part per prompt
   // token. Requests pass through it one at a time.
   // vLLM's value was fitted on the calibration half of data/validation/ (the vLLM 0.5/0.6 points:
-  // the same FastAPI front end); scripts/fit_sim.py, docs/SIMULATOR.md.
-  double request_overhead_s = 4.03e-3;
+  // the same FastAPI front end), together with their cold first step; scripts/fit_sim.py,
+  // docs/SIMULATOR.md.
+  double request_overhead_s = 2.04e-3;
   double request_overhead_per_token_s = 0;
   // Per MoE layer per step: routing, token permutation and the grouped-GEMM launch that a dense
   // layer does not pay (plus expert-parallel dispatch when experts are spread over GPUs).
   double moe_layer_overhead_s = 0;
+  // One-off cost of the first step that prefills on a freshly started server (first use of each
+  // kernel and GEMM shape, memory-pool growth, the first sampler/detokeniser pass). Paid only when
+  // the workload says the server is cold (EngineConfig::cold_start: the validation points whose
+  // source sends its requests right after start-up); 0 for a warmed server.
+  double cold_start_s = 0;
 };
 
 struct Deployment {

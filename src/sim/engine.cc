@@ -228,8 +228,12 @@ const StepResult& Engine::step(int64_t now_ns) {
       result_.prefill_tokens += std::min(sc.num_new, s.prompt - sc.computed_before);
     }
   }
-  result_.duration_ns =
-      std::max<int64_t>(1, static_cast<int64_t>(std::llround(cost_.step_time_s(shape) * 1e9)));
+  double step_s = cost_.step_time_s(shape);
+  if (cfg_.cold_start && !cold_paid_ && result_.prefill_tokens > 0) {
+    step_s += cost_.knobs().cold_start_s;
+    cold_paid_ = true;
+  }
+  result_.duration_ns = std::max<int64_t>(1, static_cast<int64_t>(std::llround(step_s * 1e9)));
   const int64_t end_ns = now_ns + result_.duration_ns;
   result_.num_seqs = shape.num_seqs;
   result_.new_tokens = shape.new_tokens;

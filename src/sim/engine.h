@@ -31,6 +31,9 @@ struct EngineConfig {
   // for its prompt + max_tokens are free after what running requests may still claim.
   bool reserve_max_tokens = false;
   int64_t num_blocks = 0;  // 0: sized from the cost model's KV capacity
+  // A freshly started server that has not served a request yet: the first step with prefill tokens
+  // also pays CostKnobs::cold_start_s. Off for every CLI path (they model a warmed server).
+  bool cold_start = false;
   // Output length when a request does not set ignore_eos: exponential with this mean, in
   // [1, max_tokens]. Seeded, so runs repeat.
   double eos_mean_tokens = 256;
@@ -147,6 +150,7 @@ class Engine {
   StepResult result_;
   EngineStats stats_;
   int64_t frontend_free_ns_ = 0;  // the serial front end (API server, tokenizer) is busy until then
+  bool cold_paid_ = false;        // cold_start: the first prefill step has paid cold_start_s
 };
 
 }  // namespace tokperf::sim

@@ -23,9 +23,14 @@ std::vector<EnginePreset> make_presets() {
       "loop and no chunked prefill";
   v0.config.enable_chunked_prefill = false;
   // Fitted on the 10 vLLM 0.5/0.6 calibration points (scripts/fit_sim.py --engine vllm-v0):
+  // step overhead and weight bandwidth first; then, with the first prefill of a freshly started
+  // server modelled (cold_start_s: every Lambda point is sent right after start-up), the cold cost,
+  // the FP8 (W8A8) GEMM efficiency of vLLM 0.5/0.6's kernels and the front end together.
   v0.knobs.step_overhead_s = 1.57e-3;
   v0.knobs.bandwidth_efficiency = 0.70;
-  v0.knobs.request_overhead_s = 4.03e-3;
+  v0.knobs.request_overhead_s = 2.04e-3;
+  v0.knobs.cold_start_s = 41.6e-3;
+  v0.knobs.w8a8_compute_efficiency = 0.476;
   v.push_back(v0);
 
   EnginePreset sglang = vllm;

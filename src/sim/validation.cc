@@ -128,6 +128,7 @@ Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir)
         p.output_tokens = w.at("output_tokens");
       }
       p.median = j.value("stat", "").find("median") != std::string::npos;
+      p.cold_start = j.value("cold_start", false);
       const auto& pub = j.at("published");
       const nlohmann::json excluded = j.value("excluded", nlohmann::json::object());
       for (auto [key, m] : {std::pair{"ttft_ms", ValidationMetric::kTtft},
@@ -166,6 +167,7 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       {"request_overhead_s", &k.request_overhead_s},
       {"request_overhead_per_token_s", &k.request_overhead_per_token_s},
       {"moe_layer_overhead_s", &k.moe_layer_overhead_s},
+      {"cold_start_s", &k.cold_start_s},
   };
   for (const auto& [name, value] : o) {
     if (auto it = doubles.find(name); it != doubles.end()) {
@@ -211,7 +213,8 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     out.error = "the weights do not fit";
     return out;
   }
-  const EngineConfig& cfg = preset->config;
+  EngineConfig cfg = preset->config;
+  cfg.cold_start = p.cold_start;
   Measured m;
   int64_t zero_ttft = 0;  // burst requests that returned no token (counted as TTFT 0 by the source)
   if (p.burst) {
@@ -219,21 +222,27 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     lv.prompt_tokens = lv.output_tokens = 1;
     lv.plan.open_loop = true;
     lv.plan.spec = LevelSpec{LoadMode::kRate, 1, 1, 0};
+    // A request with 0 output tokens still completed (the sources count it in `completed`, with
+    // no error): the server prefilled it and its first token was EOS, which streams no text. It
+    // takes its share of the prefill here (one sampled token), and, as the source did, counts
+    // with TTFT 0 and no output tokens.
     for (size_t i = 0; i < p.input_lens.size(); ++i) {
-      if (p.output_lens[i] < 1) {
-        ++zero_ttft;
-        continue;
-      }
       const auto index = static_cast<int64_t>(lv.lengths.size());
       lv.plan.arrivals.push_back(PlannedArrival{0, Phase::kMeasure, index});
-      lv.lengths.push_back(OfflineLengths{p.input_lens[i], p.output_lens[i]});
+      lv.lengths.push_back(OfflineLengths{p.input_lens[i], std::max<int64_t>(1, p.output_lens[i])});
     }
     auto run = run_offline_level(cost, cfg, lv);
     if (!run.ok()) {
       out.error = run.error();
       return out;
     }
-    for (const auto& t : run->timelines) collect(t, m);
+    for (const auto& t : run->timelines) {
+      if (t.seq < p.output_lens.size() && p.output_lens[t.seq] < 1) {
+        ++zero_ttft;
+        continue;
+      }
+      collect(t, m);
+    }
     m.first_send = 0;
   } else {
     // A closed loop (a client with `concurrency` slots and a queue, as vLLM's bench and AIPerf

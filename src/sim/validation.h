@@ -27,6 +27,9 @@ struct ValidationPoint {
   int64_t concurrency = 1, requests = 0, input_tokens = 0, output_tokens = 0;
   std::vector<int64_t> input_lens, output_lens;
   bool median = false;  // the published statistic: median (else the table's mean)
+  // The source sent its requests to a freshly started server with no warm-up (points.jsonl
+  // `cold_start`, with the source's words in `cold_start_evidence`).
+  bool cold_start = false;
   std::map<ValidationMetric, double> published;  // metrics used (excluded ones are left out)
 };
 

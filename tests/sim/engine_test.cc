@@ -303,3 +303,33 @@ TEST(Engine, ReserveMaxTokensAdmitsOnlyWhatCanFinishWithoutPreemption) {
 
 }  // namespace
 }  // namespace tokperf::sim
+
+namespace tokperf::sim {
+namespace {
+
+// Issue 14: a freshly started server (EngineConfig::cold_start) pays CostKnobs::cold_start_s once,
+// on its first step that prefills; decode steps and later prefills do not, and a warm engine never.
+TEST(Engine, ColdStartCostIsPaidOnceOnTheFirstPrefillStep) {
+  CostKnobs k = no_front_end();
+  k.cold_start_s = 0.05;
+  const CostModel c(cost().deployment(), k);
+  auto first_two_steps = [&](bool cold) {
+    EngineConfig cfg;
+    cfg.cold_start = cold;
+    Engine e(c, cfg);
+    EXPECT_TRUE(e.submit(req(1, 100, 2)).ok());
+    const int64_t a = e.step(0).duration_ns;  // prefill
+    const int64_t b = e.step(a).duration_ns;  // decode
+    EXPECT_TRUE(e.submit(req(2, 100, 2)).ok());
+    const int64_t p2 = e.step(a + b).duration_ns;  // the second request's prefill
+    return std::vector<int64_t>{a, b, p2};
+  };
+  const auto warm = first_two_steps(false);
+  const auto cold = first_two_steps(true);
+  EXPECT_EQ(cold[0] - warm[0], 50'000'000);
+  EXPECT_EQ(cold[1], warm[1]);
+  EXPECT_EQ(cold[2], warm[2]);
+}
+
+}  // namespace
+}  // namespace tokperf::sim

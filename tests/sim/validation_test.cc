@@ -77,6 +77,27 @@ TEST(Validation, HeldOutErrorsEqualTheFiguresTheCliPrints) {
               0.0051);
 }
 
+// A burst request that streamed no token still completed at the source (its first token was EOS):
+// the engine prefills it beside the others, and it counts with TTFT 0 as the source counted it.
+TEST(Validation, ZeroOutputBurstRequestsStillTakeTheirPrefill) {
+  ValidationPoint p;
+  p.id = "synthetic";
+  p.sim_engine = "vllm-v0";
+  p.sim_model = "llama-3.1-8b";
+  p.sim_gpu = "a100-80g";
+  p.dtype = "bf16";
+  p.burst = true;
+  p.published[ValidationMetric::kTtft] = 1;
+  p.input_lens = {4000, 100};
+  p.output_lens = {0, 5};
+  const PointPrediction big = predict_point(p);
+  p.input_lens = {1, 100};
+  const PointPrediction small = predict_point(p);
+  ASSERT_TRUE(big.error.empty() && small.error.empty()) << big.error << small.error;
+  // Mean of {0, the second request's TTFT}: the 4,000-token prompt ahead of it delays it.
+  EXPECT_GT(big.predicted.at(ValidationMetric::kTtft), small.predicted.at(ValidationMetric::kTtft));
+}
+
 TEST(Validation, CliLineStatesTheGeneratedFigures) {
   const std::string line = held_out_accuracy_line();
   EXPECT_NE(line.find("TTFT typically within"), std::string::npos) << line;
