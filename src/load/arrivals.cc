@@ -1,5 +1,7 @@
 #include "load/arrivals.h"
 
+#include "core/draws.h"
+
 #include <cmath>
 #include <fstream>
 #include <numbers>
@@ -34,17 +36,14 @@ Result<ArrivalKind> parse_arrival_kind(std::string_view text) {
 
 ArrivalGenerator::ArrivalGenerator(const ArrivalSpec& spec) : spec_(spec), rng_(spec.seed) {}
 
-double ArrivalGenerator::next_uniform() {
-  // The top 53 bits, centred in their cell: never exactly 0 or 1, so log() below is always finite.
-  return (static_cast<double>(rng_() >> 11) + 0.5) * 0x1.0p-53;
-}
+double ArrivalGenerator::next_uniform() { return uniform_open01(rng_()); }
 
 double ArrivalGenerator::next_exponential() { return -std::log(next_uniform()); }
 
 double ArrivalGenerator::next_normal() {
-  double u1 = next_uniform();
-  double u2 = next_uniform();
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  const double u1 = next_uniform();
+  const double u2 = next_uniform();
+  return box_muller(u1, u2);
 }
 
 double ArrivalGenerator::next_gamma(double shape) {

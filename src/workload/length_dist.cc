@@ -1,5 +1,7 @@
 #include "workload/length_dist.h"
 
+#include "core/draws.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -51,12 +53,12 @@ WorkloadRng WorkloadRng::for_request(uint64_t seed, uint64_t stream, uint64_t in
   return WorkloadRng(mix(mix(seed ^ 0x5757'4f52'4b4c'4f41ULL) + mix(stream + 1) + index));
 }
 
-double WorkloadRng::uniform() { return (static_cast<double>(rng_() >> 11) + 0.5) * 0x1.0p-53; }
+double WorkloadRng::uniform() { return uniform_open01(rng_()); }
 
 double WorkloadRng::normal() {
   const double u1 = uniform();
   const double u2 = uniform();
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  return box_muller(u1, u2);
 }
 
 uint64_t WorkloadRng::below(uint64_t n) {
