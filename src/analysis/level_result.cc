@@ -20,6 +20,22 @@ void RunResultBuilder::add(const RequestTimeline& t, const RequestMetrics& m) {
   }
   if (t.ok() && !t.token_events.empty())
     l.drift.push_back(DriftPoint{t.send_ns, m.ttft_ms, m.itl_ms});
+  if (t.turn > 0) {
+    if (l.turns.size() < static_cast<size_t>(t.turn)) l.turns.resize(static_cast<size_t>(t.turn));
+    Level::Turn& turn = l.turns[static_cast<size_t>(t.turn - 1)];
+    ++turn.requests;
+    if (t.ok()) {
+      ++turn.ok;
+      if (std::isfinite(m.ttft_ms)) turn.ttft.push_back(m.ttft_ms);
+      if (std::isfinite(m.tpot_ms)) turn.tpot.push_back(m.tpot_ms);
+    }
+    if (m.prompt_tokens >= 0) turn.prompt_tokens.push_back(static_cast<double>(m.prompt_tokens));
+  }
+  if (t.tools_sent) {
+    ++l.tools_sent;
+    l.tool_seen += t.tool_call_seen;
+    if (std::isfinite(m.tool_call_ms)) l.tool_call_ms.push_back(m.tool_call_ms);
+  }
   if (!t.ok()) return;
   if (t.requested_input_tokens >= 0) l.req_in.push_back(static_cast<double>(t.requested_input_tokens));
   if (t.requested_output_tokens >= 0) {
@@ -42,6 +58,7 @@ void RunResultBuilder::add(const RequestTimeline& t, const RequestMetrics& m) {
     if (std::isfinite(m.ttft_ms)) (hit ? l.ttft_hit : l.ttft_miss).push_back(m.ttft_ms);
   }
 }
+
 
 namespace {
 
@@ -91,6 +108,22 @@ RunResult RunResultBuilder::finish(std::span<const LevelRunInfo> runs) const {
     res.workload.ttft_cache_hit_ms = compute_dist_stats(l.ttft_hit);
     res.workload.ttft_cache_miss_ms = compute_dist_stats(l.ttft_miss);
     res.workload.prefix_group_requests = l.groups;
+    for (size_t k = 0; k < l.turns.size(); ++k) {
+      const Level::Turn& turn = l.turns[k];
+      if (turn.requests == 0) continue;
+      res.by_turn.push_back(TurnStats{static_cast<int64_t>(k + 1), turn.requests, turn.ok,
+                                      compute_dist_stats(turn.ttft), compute_dist_stats(turn.tpot),
+                                      compute_dist_stats(turn.prompt_tokens)});
+    }
+    if (l.tools_sent > 0) {
+      ToolCallStats tc;
+      tc.requests = l.tools_sent;
+      tc.with_call = l.tool_seen;
+      tc.complete = static_cast<int64_t>(l.tool_call_ms.size());
+      tc.completion_rate = static_cast<double>(tc.complete) / static_cast<double>(tc.requests);
+      tc.tool_call_ms = compute_dist_stats(l.tool_call_ms);
+      res.tool_calls = tc;
+    }
     summaries.push_back(res.summary);
     r.levels.push_back(std::move(res));
   }

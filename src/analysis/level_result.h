@@ -37,7 +37,28 @@ struct WorkloadLevelStats {
   DistStats ttft_cache_hit_ms, ttft_cache_miss_ms;
   // Requests per shared-prefix group (index = group), empty without groups.
   std::vector<int64_t> prefix_group_requests;
-  bool present() const { return requested_input_tokens.count > 0 || requested_output_tokens.count > 0 || cache_reported > 0; }
+  bool present() const {
+    return requested_input_tokens.count > 0 || requested_output_tokens.count > 0 ||
+           cache_reported > 0;
+  }
+};
+
+// Multi-turn sessions: the measured requests of one turn index (docs/workloads-sessions.md).
+struct TurnStats {
+  int64_t turn = 0;  // 1-based
+  int64_t requests = 0, ok = 0;
+  DistStats ttft_ms, tpot_ms;
+  DistStats prompt_tokens;  // usage when reported, else what the client sent
+};
+
+// Agent tool calls (--tools): measured requests that sent tools; how many streamed tool-call
+// arguments that formed complete JSON, and when (docs/metrics.md, tool_call_ms).
+struct ToolCallStats {
+  int64_t requests = 0;   // measured requests with tools sent
+  int64_t with_call = 0;  // of them: a tool-call argument fragment arrived
+  int64_t complete = 0;   // of them: the arguments formed complete, valid JSON
+  double completion_rate = DistStats::kUndefined;  // complete / requests
+  DistStats tool_call_ms;
 };
 
 struct LevelResult {
@@ -49,6 +70,8 @@ struct LevelResult {
   std::optional<SloReport> slo;
   DriftReport drift;
   WorkloadLevelStats workload;
+  std::vector<TurnStats> by_turn;           // sessions only, by turn index
+  std::optional<ToolCallStats> tool_calls;  // only when the level sent tools
 };
 
 struct RunResult {
@@ -80,6 +103,13 @@ class RunResultBuilder {
     std::vector<double> req_in, served_in, req_out, served_out, ttft_hit, ttft_miss;
     int64_t cache_reported = 0, cache_hits = 0, cached_sum = 0, cache_prompt_sum = 0;
     std::vector<int64_t> groups;
+    struct Turn {
+      int64_t requests = 0, ok = 0;
+      std::vector<double> ttft, tpot, prompt_tokens;
+    };
+    std::vector<Turn> turns;  // index turn - 1
+    int64_t tools_sent = 0, tool_seen = 0;
+    std::vector<double> tool_call_ms;
   };
   std::shared_ptr<const SloSpec> slo_;
   std::vector<Level> levels_;

@@ -99,6 +99,7 @@ int run_bench(BenchFlags& flags) {
   apply_target_flags(flags.target, config);
   config.load = make_load_config(flags.load);
   apply_workload_flags(flags.workload, prompt_flag_text(flags.target), flags.load, config);
+  check_sessions_api(config);  // --api auto is checked once the probe has chosen
   config.slo = make_slo(flags.load);
   config.load.progress = !flags.no_progress && !flags.output.json && isatty(STDERR_FILENO);
   apply_output_flags(flags.output, config);

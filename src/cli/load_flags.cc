@@ -66,6 +66,14 @@ void add_load_flags(CLI::App* sub, LoadFlags& f) {
   sub->add_option("--max-error-rate", f.max_error_rate,
                   "Stop a level when errors exceed this fraction of finished requests")
       ->capture_default_str()->group(g);
+  sub->add_option("--turns", f.turns,
+                  "Multi-turn sessions: turns per session, N or A..B; each turn resends the whole "
+                  "history (earlier prompts and the generated replies); closed loop counts users")
+      ->group(g);
+  sub->add_option("--think-time", f.think_time,
+                  "Sessions: pause between a reply and the next turn: 2s, 1s..5s (uniform) or "
+                  "exp:2s (exponential mean); seeded by --seed (default 0)")
+      ->group(g);
   sub->add_option("--max-send-lag", f.max_send_lag_ms,
                   "Open loop: warn and mark a level whose send-lag P99 exceeds this many ms")
       ->capture_default_str()->group(g);
@@ -165,6 +173,22 @@ LoadConfig make_load_config(const LoadFlags& f) {
   }
   c.saturation.max_error_rate = f.max_error_rate;
   c.max_send_lag_p99_ms = f.max_send_lag_ms;
+  if (!f.turns.empty()) {
+    if (!f.trace.empty()) {
+      throw UsageError(
+          "--turns cannot be combined with --trace (a trace gives every request's "
+          "own arrival and lengths)");
+    }
+    auto s = parse_turns(f.turns);
+    if (!s) throw UsageError(s.error());
+    c.sessions = *s;
+  }
+  if (!f.think_time.empty()) {
+    if (f.turns.empty()) throw UsageError("--think-time needs --turns (multi-turn sessions)");
+    auto t = parse_think_time(f.think_time);
+    if (!t) throw UsageError(t.error());
+    c.sessions.think = *t;
+  }
   return c;
 }
 

@@ -36,6 +36,8 @@ struct LoadFlags {
   bool no_early_stop = false;
   double max_error_rate = 0.5;
   double max_send_lag_ms = 1.0;
+  std::string turns;       // multi-turn sessions: "N" or "A..B"
+  std::string think_time;  // between a session's turns
 };
 
 // Declares the flags on `sub` (group "Load").

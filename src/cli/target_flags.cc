@@ -14,6 +14,7 @@
 #include "client/openai_adapter.h"
 #include "client/request_builder.h"
 #include "client/server_probe.h"
+#include "client/tool_call.h"
 #include "workload/length_dist.h"
 #include "workload/prompt.h"
 
@@ -72,6 +73,13 @@ void add_target_flags(CLI::App* sub, TargetFlags& f) {
       ->group(prompt);
   sub->add_option("--output-tokens", f.output_tokens,
                   "max_tokens of every request (default 256), or a distribution as --input-tokens")
+      ->group(prompt);
+  sub->add_option("--tools", f.tools,
+                  "Agent tool calls: a JSON file holding an array of OpenAI tool definitions, "
+                  "sent as `tools`; the prompt asks to call the first; tool_call_ms is recorded")
+      ->group(prompt);
+  sub->add_option("--tool-choice", f.tool_choice,
+                  "With --tools: auto, required, none, or a tool's name (default: not sent)")
       ->group(prompt);
   sub->add_flag("--ignore-eos", f.ignore_eos,
                 "Ask the server to generate exactly --output-tokens (ignore_eos)")
@@ -138,6 +146,17 @@ void apply_target_flags(const TargetFlags& f, BenchConfig& c) {
   if (!f.prompt.empty()) c.prompt.text = f.prompt;
   if (!f.prompt_file.empty()) c.prompt.text = read_file(f.prompt_file);
   c.prompt.input_tokens = input_tokens;
+  if (!f.tool_choice.empty() && f.tools.empty()) throw UsageError("--tool-choice needs --tools");
+  if (!f.tools.empty()) {
+    auto tools = load_tools_file(f.tools);
+    if (!tools) throw UsageError(tools.error());
+    if (f.api != "auto") {
+      auto tb = tools_for_api(*tools, f.tool_choice, *parse_api_kind(f.api));
+      if (!tb) throw UsageError(tb.error());
+    }
+    c.target.tools_json = tools->dump();
+    c.target.tool_choice = f.tool_choice;
+  }
 
   std::random_device rd;
   c.run_id = fmt::format("tp{:08x}", rd());
@@ -165,6 +184,25 @@ static void build_trace_prompts(BenchConfig& c, std::vector<std::string>& notes)
     e.prompt = it->second;
   }
   if (approximated) notes.push_back("trace prompt lengths approximated (no tokenize endpoint)");
+}
+
+void check_sessions_api(const BenchConfig& c) {
+  if (!c.load.sessions.active()) return;
+  auto api = parse_api_kind(c.target.api);
+  if (api && !api_supports_messages(*api)) {
+    throw UsageError(fmt::format(
+        "--turns sends each turn with the conversation so far, which needs a chat-style API; "
+        "--api {} sends a bare prompt. Use --api chat, anthropic, responses or ollama",
+        c.target.api));
+  }
+}
+
+// The instruction that asks the model to call the first tool (--tools with a synthetic prompt).
+static std::string tool_instruction(const BenchConfig& c) {
+  if (c.target.tools_json.empty()) return "";
+  auto tools = nlohmann::json::parse(c.target.tools_json, nullptr, false);
+  return fmt::format("Call the function {} with arguments drawn from the following text. ",
+                     first_tool_name(tools));
 }
 
 // Resolves the model and builds the prompt; exits early (Result error) when the server is unreachable.
@@ -215,9 +253,18 @@ Result<std::vector<std::string>> prepare_target(BenchConfig& c, std::vector<std:
       auto r = counter ? counter(unique_prefix(0, 0)) : Result<int64_t>(7);
       reserve = r ? *r : 7;
     }
-    SyntheticPrompt p = make_synthetic_prompt(n, reserve, counter);
-    c.prompt.text = p.text;
-    c.prompt.input_tokens = p.tokens + reserve;
+    // With --tools the prompt starts by asking for the call; its tokens count in the length.
+    const std::string instruction = tool_instruction(c);
+    int64_t instruction_tokens = 0;
+    if (!instruction.empty()) {
+      auto r = counter ? counter(instruction)
+                       : Result<int64_t>(static_cast<int64_t>(instruction.size() / 4));
+      instruction_tokens = r ? *r : 0;
+    }
+    SyntheticPrompt p =
+        make_synthetic_prompt(std::max<int64_t>(1, n - instruction_tokens), reserve, counter);
+    c.prompt.text = instruction + p.text;
+    c.prompt.input_tokens = p.tokens + reserve + instruction_tokens;
     c.prompt.input_tokens_exact = p.exact;
     c.prompt.input_tokens_note = p.note;
     if (!p.exact) notes.push_back("prompt length approximated: " + p.note);
@@ -225,6 +272,7 @@ Result<std::vector<std::string>> prepare_target(BenchConfig& c, std::vector<std:
     c.prompt.input_tokens_note = "user prompt (length from the server's usage)";
   }
   build_trace_prompts(c, notes);
+  check_sessions_api(c);
   return *models;
 }
 

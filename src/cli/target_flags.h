@@ -32,6 +32,8 @@ struct TargetFlags {
   bool no_usage = false;
   bool http2 = false;
   bool insecure = false;
+  std::string tools;        // --tools FILE
+  std::string tool_choice;  // --tool-choice
 };
 
 // Declares the flags on `sub` (groups "Target" and "Prompt").
@@ -39,6 +41,10 @@ void add_target_flags(CLI::App* sub, TargetFlags& f);
 
 // Fills c.target and c.prompt (and a fresh run id); throws UsageError naming the bad flag.
 void apply_target_flags(const TargetFlags& f, BenchConfig& c);
+
+// Multi-turn sessions need a chat-style --api: throws UsageError naming the API otherwise. Call
+// once the API is known (after prepare_target resolves --api auto).
+void check_sessions_api(const BenchConfig& c);
 
 // Resolves the model and builds the prompt(s). Fails, naming the URL and the cause, when the server
 // cannot be reached or refuses the key. Returns the server's model ids.

@@ -37,9 +37,16 @@ inline std::string_view excerpt(std::string_view s, size_t max_bytes) {
 
 // Visible text: bytes, code points, and whether any character is not whitespace.
 inline void add_content(std::string_view text, ChunkInfo& out) {
+  if (out.text != nullptr) out.text->append(text);
   out.content_bytes += static_cast<uint32_t>(text.size());
   for (char c : text) out.content_chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
   if (!out.content_visible) out.content_visible = !trim(text).empty();
+}
+
+// A tool call's argument fragment (or, for protocols that send them whole, all of it).
+inline void add_tool_args(std::string_view fragment, ChunkInfo& out) {
+  if (out.tool_args != nullptr) out.tool_args->append(fragment);
+  out.tool_call_bytes += static_cast<uint32_t>(fragment.size());
 }
 
 // A string value; *found false (nothing consumed) for null or any other type. The view stays valid

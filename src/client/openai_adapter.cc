@@ -98,10 +98,16 @@ error_code read_tool_calls(od::value v, ChunkInfo& out) {
         if (auto e = std::move(fn_field_result).get(fn_field)) return e;
         if (auto e = fn_field.unescaped_key().get(key)) return e;
         if (key != "arguments" && key != "name") continue;
+        const bool arguments = key == "arguments";
         std::string_view text;
         bool found;
         if (auto e = read_string(fn_field.value(), &text, &found)) return e;
-        if (found) out.tool_call_bytes += static_cast<uint32_t>(text.size());
+        if (!found) continue;
+        if (arguments) {
+          add_tool_args(text, out);
+        } else {
+          out.tool_call_bytes += static_cast<uint32_t>(text.size());
+        }
       }
     }
   }
@@ -258,9 +264,12 @@ Result<ApiKind> parse_api_kind(std::string_view name) {
   return Error{"--api: unknown API '" + std::string(name) + "'; accepted: " + api_kind_names()};
 }
 
-ChunkInfo ChunkClassifier::classify(std::string_view data) {
+ChunkInfo ChunkClassifier::classify(std::string_view data, std::string* text,
+                                    std::string* tool_args) {
   namespace od = simdjson::ondemand;
   ChunkInfo out;
+  out.text = text;
+  out.tool_args = tool_args;
   const std::string_view body = trim(data);
   if (body == "[DONE]") {
     out.done = true;

@@ -73,8 +73,10 @@ class ChunkClassifier {
   ApiKind kind() const { return kind_; }
 
   // Classifies one event's data payload (SseEvent::data). The payload is copied; it need not
-  // outlive the call.
-  ChunkInfo classify(std::string_view data);
+  // outlive the call. When given, the event's visible text is appended to *text and its tool-call
+  // argument fragments to *tool_args (ChunkInfo::text, ::tool_args).
+  ChunkInfo classify(std::string_view data, std::string* text = nullptr,
+                     std::string* tool_args = nullptr);
 
  private:
   simdjson::error_code classify_openai(simdjson::ondemand::object obj, ChunkInfo& out,

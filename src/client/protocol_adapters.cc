@@ -74,9 +74,9 @@ error_code classify_anthropic(od::object obj, ChunkInfo& out) {
         } else if (k == "thinking") {
           if (auto e = read_string(dv, &text, &f)) return e;
           if (f) out.reasoning_bytes += static_cast<uint32_t>(text.size());
-        } else if (k == "partial_json") {
+        } else if (k == "partial_json") {  // input_json_delta: a tool_use block's input
           if (auto e = read_string(dv, &text, &f)) return e;
-          if (f) out.tool_call_bytes += static_cast<uint32_t>(text.size());
+          if (f) add_tool_args(text, out);
         } else if (k == "stop_reason") {
           bool null = true;
           if (auto e = is_null(dv, &null)) return e;
@@ -178,7 +178,7 @@ error_code classify_responses(od::object obj, ChunkInfo& out) {
       out.reasoning_bytes += static_cast<uint32_t>(delta.size());
     } else if (type == "response.function_call_arguments.delta" ||
                type == "response.custom_tool_call_input.delta") {
-      out.tool_call_bytes += static_cast<uint32_t>(delta.size());
+      add_tool_args(delta, out);
     }
   }
   if (type == "response.completed" || type == "response.incomplete") {
@@ -231,12 +231,12 @@ error_code read_ollama_message(od::value v, ChunkInfo& out) {
                 if (auto e = fv.get_object().get(args)) return e;
                 std::string_view raw;
                 if (auto e = args.raw_json().get(raw)) return e;
-                out.tool_call_bytes += static_cast<uint32_t>(raw.size());
+                add_tool_args(raw, out);
               } else if (t == od::json_type::string) {
                 std::string_view raw;
                 bool g = false;
                 if (auto e = read_string(fv, &raw, &g)) return e;
-                out.tool_call_bytes += static_cast<uint32_t>(raw.size());
+                add_tool_args(raw, out);
               }
             }
             return SUCCESS;

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "client/tool_call.h"
+
 namespace tokperf {
 namespace {
 
@@ -130,6 +132,15 @@ Result<RequestBuilder> RequestBuilder::create(const TargetConfig& target,
     // vLLM, SGLang, TensorRT-LLM, llama.cpp and the simulator; others ignore or reject it.
     body["ignore_eos"] = true;
   }
+  if (!target.tools_json.empty()) {
+    auto tools = nlohmann::json::parse(target.tools_json, nullptr, false);
+    if (tools.is_discarded()) return Error{"--tools: the tools are not valid JSON"};
+    auto tb = tools_for_api(tools, target.tool_choice, *api);
+    if (!tb) return Error{tb.error()};
+    body["tools"] = tb->tools;
+    if (!tb->tool_choice.is_null()) body["tool_choice"] = tb->tool_choice;
+    b.sends_tools_ = true;
+  }
   if (!target.extra_body_json.empty()) {
     nlohmann::json extra;
     try {
@@ -193,39 +204,44 @@ std::string RequestBuilder::body(std::string_view prefix) const {
   return out;
 }
 
+bool api_supports_messages(ApiKind api) {
+  return api == ApiKind::kChat || api == ApiKind::kAnthropic || api == ApiKind::kResponses ||
+         api == ApiKind::kOllamaChat;
+}
+
+bool RequestBuilder::supports_messages() const { return api_supports_messages(api_); }
+
 std::string RequestBuilder::body_for(std::string_view prefix, std::string_view prompt,
                                      int64_t max_tokens) const {
   nlohmann::json j = nlohmann::json::parse(template_);
   j[nlohmann::json::json_pointer(prompt_ptr_)] = std::string(prefix) + std::string(prompt);
-  j[nlohmann::json::json_pointer(max_tokens_ptr_)] = max_tokens;
+  if (max_tokens >= 0) j[nlohmann::json::json_pointer(max_tokens_ptr_)] = max_tokens;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string RequestBuilder::body_for_messages(
-    const std::vector<std::pair<std::string, std::string>>& messages, int64_t max_tokens) const {
-  const bool takes_messages =
-      api_ == ApiKind::kChat || api_ == ApiKind::kAnthropic || api_ == ApiKind::kOllamaChat;
-  if (!takes_messages) {
+std::string RequestBuilder::body_messages(const std::vector<ChatMessage>& messages,
+                                         int64_t max_tokens) const {
+  if (!supports_messages()) {
     std::string joined;
     for (size_t i = 0; i < messages.size(); ++i) {
       if (i > 0) joined += '\n';
-      joined += messages[i].second;
+      joined += messages[i].content;
     }
     return body_for("", joined, max_tokens);
   }
   nlohmann::json j = nlohmann::json::parse(template_);
   nlohmann::json list = nlohmann::json::array();
   std::string system;
-  for (const auto& [role, content] : messages) {
-    if (api_ == ApiKind::kAnthropic && role == "system") {
-      system += system.empty() ? content : "\n" + content;
+  for (const ChatMessage& m : messages) {
+    if (api_ == ApiKind::kAnthropic && m.role == "system") {
+      system += system.empty() ? m.content : "\n" + m.content;
       continue;
     }
-    list.push_back({{"role", role}, {"content", content}});
+    list.push_back({{"role", m.role}, {"content", m.content}});
   }
-  j["messages"] = std::move(list);
+  j[api_ == ApiKind::kResponses ? "input" : "messages"] = std::move(list);
   if (!system.empty()) j["system"] = system;
-  j[nlohmann::json::json_pointer(max_tokens_ptr_)] = max_tokens;
+  if (max_tokens >= 0) j[nlohmann::json::json_pointer(max_tokens_ptr_)] = max_tokens;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -11,8 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "client/target_config.h"
+#include "client/chat_message.h"
 #include "client/openai_adapter.h"
+#include "client/target_config.h"
 #include "core/result.h"
 
 namespace tokperf {
@@ -28,13 +29,20 @@ class RequestBuilder {
   std::vector<std::string> headers(std::string_view request_id) const;
   // Body for one request; prefix (may be empty) is put before the shared prompt text.
   std::string body(std::string_view prefix) const;
-  // Body with its own prompt and max_tokens (trace replay); slower: serialises the whole body.
+  // Body with its own prompt and max_tokens (-1: the run's) (trace replay); slower: serialises the
+  // whole body.
   std::string body_for(std::string_view prefix, std::string_view prompt, int64_t max_tokens) const;
-  // Body with a chat history ({role, content} pairs, in order) and its own max_tokens. Protocols
-  // that take messages (chat, anthropic, ollama) get them as they are (Anthropic's system messages
-  // go into its top-level "system"); the others get the contents joined by newlines as the prompt.
-  std::string body_for_messages(
-      const std::vector<std::pair<std::string, std::string>>& messages, int64_t max_tokens) const;
+  // True for the protocols that carry a conversation (chat, anthropic, responses, ollama).
+  bool supports_messages() const;
+  // Body carrying a whole conversation (a dataset's chat history, or a session turn: the history,
+  // then the new user message) and its own max_tokens (-1: the run's). Protocols that take
+  // messages (supports_messages) get them as they are (Anthropic's system messages go into its
+  // top-level "system"; Responses takes them as "input"); the others get the contents joined by
+  // newlines as the prompt.
+  std::string body_messages(const std::vector<ChatMessage>& messages,
+                            int64_t max_tokens = -1) const;
+  // True when the body carries tools (--tools).
+  bool sends_tools() const { return sends_tools_; }
 
  private:
   std::string url_;
@@ -46,7 +54,11 @@ class RequestBuilder {
   std::string body_head_;     // JSON up to the opening quote of the prompt string
   std::string body_tail_;     // from the closing quote on
   std::string prompt_escaped_;
+  bool sends_tools_ = false;
 };
+
+// True for the protocols that carry a conversation: chat, anthropic, responses, ollama.
+bool api_supports_messages(ApiKind api);
 
 // The streaming endpoint of `api` under base_url (OpenAI and Anthropic paths under /v1; Ollama, TGI
 // and llama.cpp at the server root).

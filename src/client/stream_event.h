@@ -42,6 +42,11 @@ struct ChunkInfo {
                                        // (TGI's final event carries a token and the total)
   std::string error_message;           // short excerpt, for error / parse_error
   ServerTimings server;                // the server's own timings, when this event carries them
+  // Optional capture (ChunkClassifier::classify's `capture`): when set, the visible text is
+  // appended to *text and tool-call argument fragments to *tool_args (sessions keep the reply;
+  // --tools times the arguments). Not owned.
+  std::string* text = nullptr;
+  std::string* tool_args = nullptr;
 
   // True when the event carries at least one generated token (content, reasoning or tool call).
   bool carries_token() const { return content_bytes > 0 || reasoning_bytes > 0 || tool_call_bytes > 0; }

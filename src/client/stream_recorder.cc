@@ -8,8 +8,13 @@ StreamRecorder::StreamRecorder(ChunkClassifier* classifier)
       ndjson_parser_(this),
       ndjson_(framing_of(classifier->kind()) == Framing::kNdjson) {}
 
-void StreamRecorder::begin(RequestTimeline* timeline) {
+void StreamRecorder::begin(RequestTimeline* timeline, bool keep_reply) {
   tl_ = timeline;
+  keep_reply_ = keep_reply;
+  reply_.clear();
+  if (!keep_reply) reply_.shrink_to_fit();  // a reused recorder keeps no session's memory
+  fragment_.clear();
+  tool_json_.reset();
   parser_.reset();
   ndjson_parser_.reset();
   head_.clear();
@@ -33,8 +38,10 @@ void StreamRecorder::on_bytes(std::string_view bytes, int64_t t_ns) {
 }
 
 void StreamRecorder::on_event(const SseEvent& event) {
-  ChunkInfo c = classifier_->classify(event.data);
   RequestTimeline& tl = *tl_;
+  fragment_.clear();
+  ChunkInfo c = classifier_->classify(event.data, keep_reply_ ? &reply_ : nullptr,
+                                      tl.tools_sent ? &fragment_ : nullptr);
   tl.chunks++;
   tl.last_event_ns = now_ns_;
   if (c.parse_error) {
@@ -55,6 +62,11 @@ void StreamRecorder::on_event(const SseEvent& event) {
     }
     tl.token_events.push_back(ev);
     if (c.content_visible && tl.first_visible_ns == 0) tl.first_visible_ns = now_ns_;
+  }
+  // Tool calls: the arguments are complete at the event whose fragment closed valid JSON.
+  if (!fragment_.empty()) {
+    tl.tool_call_seen = true;
+    if (tool_json_.feed(fragment_) && tl.tool_call_ns == 0) tl.tool_call_ns = now_ns_;
   }
   if (c.usage_completion_tokens >= 0) {
     last_usage_completion_ = c.usage_completion_tokens;

@@ -15,6 +15,7 @@
 #include "client/ndjson_parser.h"
 #include "client/openai_adapter.h"
 #include "client/sse_parser.h"
+#include "client/tool_call.h"
 #include "metrics/request_record.h"
 
 namespace tokperf {
@@ -23,8 +24,10 @@ class StreamRecorder final : public SseSink {
  public:
   explicit StreamRecorder(ChunkClassifier* classifier);
 
-  // Starts recording into *timeline (not owned; must outlive the stream).
-  void begin(RequestTimeline* timeline);
+  // Starts recording into *timeline (not owned; must outlive the stream). keep_reply: keep the
+  // visible text of the reply (reply_text(); sessions need it for the next turn's history).
+  // Tool calls are timed (RequestTimeline::tool_call_ns) when timeline->tools_sent.
+  void begin(RequestTimeline* timeline, bool keep_reply = false);
   // Feeds the body bytes received at t_ns.
   void on_bytes(std::string_view bytes, int64_t t_ns);
 
@@ -43,6 +46,10 @@ class StreamRecorder final : public SseSink {
   static constexpr size_t kHeadBytes = 512;
   const std::string& head() const { return head_; }
   ApiKind api() const { return classifier_->kind(); }
+  // The reply's visible text so far (only with keep_reply).
+  const std::string& reply_text() const { return reply_; }
+  // The first tool call's arguments so far (only with tools_sent).
+  const JsonCompletion& tool_args() const { return tool_json_; }
 
  private:
   void on_event(const SseEvent& event) override;
@@ -60,6 +67,10 @@ class StreamRecorder final : public SseSink {
   int stream_errors_ = 0;
   std::string first_parse_error_;
   std::string first_stream_error_;
+  bool keep_reply_ = false;
+  std::string reply_;
+  std::string fragment_;  // this event's tool-call argument fragments
+  JsonCompletion tool_json_;
 };
 
 // Copies the fields `from` reports (>= 0) into `into`; sources are joined with '+' when two differ.

@@ -19,6 +19,10 @@ struct TargetConfig {
   bool ignore_eos = false;
   bool http2 = false;
   bool verify_tls = true;
+  // --tools: the tools array (OpenAI shape, client/tool_call.h) as JSON text, "" for none; and
+  // --tool-choice ("" not sent, auto, required, none, or a tool's name).
+  std::string tools_json;
+  std::string tool_choice;
 };
 
 struct PromptConfig {

@@ -11,6 +11,7 @@
 #include "client/target_config.h"
 #include "load/arrivals.h"
 #include "load/load_plan.h"
+#include "load/session.h"
 #include "metrics/slo.h"
 #include "workload/workload.h"
 
@@ -29,6 +30,9 @@ struct LoadConfig {
   bool default_warmup = true;
   // When non-empty: one open-loop level replaying these arrivals (with their own lengths).
   std::vector<TraceEntry> trace;
+  // --turns: every request is a turn of a multi-turn session (load/session.h): closed loop counts
+  // users, open-loop arrivals start sessions.
+  SessionSpec sessions;
   int64_t timeout_ns = 600'000'000'000;
   int64_t grace_ns = 5'000'000'000;  // after Ctrl-C, how long in-flight requests may finish
   bool stop_on_saturation = true;    // end a level (and the sweep) when it is clearly saturated

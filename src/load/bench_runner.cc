@@ -110,6 +110,7 @@ void BenchRunner::start_level(size_t index) {
   done_ = errors_ = output_tokens_ = 0;
   recent_ttft_ms_.clear();
   recent_next_ = 0;
+  sessions_.clear();
   driver_.emplace(make_level_plan(config_.load, index), level_start_ns_, kOpenLoopLeadNs);
   infos_.push_back(driver_->info());
   if (on_level_start_) on_level_start_(infos_.back());
@@ -178,21 +179,17 @@ void BenchRunner::send(const SendOrder& order) {
   if (config_.prompt.unique_prefix && !config_.workload) {
     prefix = unique_prefix(std::hash<std::string>{}(config_.run_id), tl.seq);
   }
-  if (config_.workload) {
+  if (order.session >= 0) {
+    req.body = session_body(order, tl);
+  } else if (config_.workload) {
     // The workload's own request: a replayed entry by its schedule index, else the seq-th.
     const Workload& w = *config_.workload;
     const RequestSpec s = order.index >= 0 && w.timed_count() > 0
                               ? w.timed_at(static_cast<size_t>(order.index))
                               : w.at(tl.seq);
     const int64_t max_tokens = s.output_tokens > 0 ? s.output_tokens : config_.prompt.output_tokens;
-    if (s.messages.empty()) {
-      req.body = builder_.body_for("", s.prompt, max_tokens);
-    } else {
-      std::vector<std::pair<std::string, std::string>> messages;
-      messages.reserve(s.messages.size());
-      for (const ChatMessage& m : s.messages) messages.emplace_back(m.role, m.content);
-      req.body = builder_.body_for_messages(messages, max_tokens);
-    }
+    req.body = s.messages.empty() ? builder_.body_for("", s.prompt, max_tokens)
+                                  : builder_.body_messages(s.messages, max_tokens);
     tl.prompt_tokens_sent = s.input_tokens;
     tl.requested_input_tokens = s.input_tokens;
     tl.requested_output_tokens = max_tokens;
@@ -209,7 +206,68 @@ void BenchRunner::send(const SendOrder& order) {
   }
   req.timeout_ns = config_.load.timeout_ns;
   self_.peak_in_flight = std::max(self_.peak_in_flight, static_cast<int64_t>(active_.size()));
-  r->start(std::move(tl), req, *transport_);
+  const bool keep_reply = tl.session >= 0;
+  tl.tools_sent = builder_.sends_tools();
+  r->start(std::move(tl), req, *transport_, keep_reply);
+}
+
+std::string BenchRunner::session_body(const SendOrder& order, RequestTimeline& tl) {
+  SessionHistory& h = sessions_[order.session];
+  tl.session = order.session;
+  tl.turn = static_cast<int32_t>(order.turn);
+  int64_t max_tokens = -1;
+  int64_t turn_tokens = config_.prompt.input_tokens;  // this turn's own prompt (without history)
+  if (session_text_) {
+    h.pending_user = session_text_(static_cast<int>(level_), order.session, order.turn);
+  } else if (config_.workload) {
+    // Each turn's user text and output length come from the workload (dataset or synthetic
+    // lengths), the request's seq-th spec as for single requests; the history still grows.
+    const RequestSpec s = config_.workload->at(tl.seq);
+    // The first turn opens with the spec's whole conversation (a system prompt, earlier
+    // exchanges); later turns add its last message as the user's next prompt.
+    h.pending_user = s.messages.empty() ? s.prompt : s.messages.back().content;
+    if (order.turn == 1 && s.messages.size() > 1) {
+      h.messages.assign(s.messages.begin(), s.messages.end() - 1);
+    }
+    max_tokens = s.output_tokens > 0 ? s.output_tokens : config_.prompt.output_tokens;
+    turn_tokens = order.turn == 1 || s.messages.size() <= 1 ? s.input_tokens : -1;
+    tl.requested_output_tokens = max_tokens;
+    tl.requested_input_tokens = s.input_tokens;
+    tl.prefix_group = s.prefix_group;
+  } else {
+    h.pending_user.clear();
+    if (order.turn == 1 && config_.prompt.unique_prefix) {
+      h.pending_user = unique_prefix(std::hash<std::string>{}(config_.run_id), tl.seq);
+    }
+    h.pending_user += config_.prompt.text;
+  }
+  // The prompt grows by the history: earlier prompts plus the replies actually generated.
+  tl.prompt_tokens_sent = -1;
+  if (order.turn == 1) {
+    tl.prompt_tokens_sent = turn_tokens;
+  } else if (h.tokens_known && turn_tokens > 0 && !session_text_) {
+    tl.prompt_tokens_sent = h.tokens + turn_tokens;
+  }
+  std::vector<ChatMessage> messages = h.messages;
+  messages.push_back(ChatMessage{"user", h.pending_user});
+  return builder_.body_messages(messages, max_tokens);
+}
+
+void BenchRunner::session_turn_done(InflightRequest* r) {
+  const RequestTimeline& tl = r->timeline();
+  auto it = sessions_.find(tl.session);
+  if (it == sessions_.end()) return;
+  if (!driver_ || !driver_->session_open(tl.session)) {
+    sessions_.erase(it);  // ended (last turn, failure) or cut
+    return;
+  }
+  SessionHistory& h = it->second;
+  const RequestMetrics m = compute_request_metrics(tl);
+  h.tokens_known = m.prompt_tokens >= 0;
+  h.tokens = m.prompt_tokens + m.output_tokens;
+  h.messages.push_back(ChatMessage{"user", std::move(h.pending_user)});
+  h.messages.push_back(ChatMessage{"assistant", r->reply_text()});
+  h.pending_user.clear();
 }
 
 void BenchRunner::on_request_done(InflightRequest* r) {
@@ -233,7 +291,8 @@ void BenchRunner::on_request_done(InflightRequest* r) {
   on_record_(tl);
   active_.erase(r);
   idle_.push_back(r);
-  if (driver_) driver_->on_finished(mono_ns(), tl.phase, tl.error.kind);
+  if (driver_) driver_->on_finished(mono_ns(), tl.phase, tl.error.kind, tl.session);
+  if (tl.session >= 0) session_turn_done(r);
   pump();
 }
 

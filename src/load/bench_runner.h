@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -88,6 +89,12 @@ class BenchRunner {
     on_level_end_ = std::move(on_end);
   }
 
+  // Multi-turn sessions: the user text of turn `turn` (1-based) of session `session` at `level`.
+  // Default: the configured prompt (with the unique prefix on a session's first turn when
+  // --unique-prompts). Set before run(); dataset sources plug in here.
+  using SessionTextSource = std::function<std::string(int level, int64_t session, int64_t turn)>;
+  void set_session_text_source(SessionTextSource source) { session_text_ = std::move(source); }
+
   // Runs every level. Returns false when interrupted.
   bool run();
   // Thread- and signal-safe: stop sending, let in-flight requests finish within the grace period,
@@ -112,6 +119,9 @@ class BenchRunner {
   void tick_progress();
   void begin_interrupt();
   void send(const SendOrder& order);
+  // A session turn's body: its history plus the new user text; fills the timeline's session fields.
+  std::string session_body(const SendOrder& order, RequestTimeline& tl);
+  void session_turn_done(InflightRequest* r);
 
   BenchConfig config_;
   RequestBuilder builder_;
@@ -146,6 +156,16 @@ class BenchRunner {
   int64_t output_tokens_ = 0;
   std::vector<double> recent_ttft_ms_;
   size_t recent_next_ = 0;
+
+  // Sessions of the current level: the conversation so far, by SendOrder::session.
+  struct SessionHistory {
+    std::vector<ChatMessage> messages;  // every finished turn: user text, then the reply
+    std::string pending_user;           // the user text of the turn in flight
+    int64_t tokens = 0;                 // prompt + output tokens of the last finished turn
+    bool tokens_known = true;
+  };
+  std::unordered_map<int64_t, SessionHistory> sessions_;
+  SessionTextSource session_text_;
 
   std::vector<LevelRunInfo> infos_;
   std::vector<RunnerSample> samples_;

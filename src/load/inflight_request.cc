@@ -36,9 +36,9 @@ ErrorKind kind_for_curl(CURLcode code) {
 }  // namespace
 
 void InflightRequest::start(RequestTimeline timeline, const StreamRequest& request,
-                            Transport& transport) {
+                            Transport& transport, bool keep_reply) {
   tl_ = std::move(timeline);
-  recorder_.begin(&tl_);
+  recorder_.begin(&tl_, keep_reply);
   error_body_.clear();
   content_type_.clear();
   status_ = 0;

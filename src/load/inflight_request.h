@@ -21,12 +21,15 @@ class InflightRequest final : public StreamHandler {
   InflightRequest(ChunkClassifier* classifier, std::function<void(InflightRequest*)> on_done)
       : recorder_(classifier), on_done_(std::move(on_done)) {}
 
-  // Stamps the send time immediately before handing the request to the transport.
-  void start(RequestTimeline timeline, const StreamRequest& request, Transport& transport);
+  // Stamps the send time immediately before handing the request to the transport. keep_reply:
+  // keep the reply's visible text (a session turn; reply_text()).
+  void start(RequestTimeline timeline, const StreamRequest& request, Transport& transport,
+             bool keep_reply = false);
 
   RequestTimeline& timeline() { return tl_; }
   uint64_t transfer_id() const { return transfer_id_; }
   uint64_t stream_events() const { return recorder_.events(); }
+  const std::string& reply_text() const { return recorder_.reply_text(); }
 
   void on_headers(int http_status, std::string_view content_type, int64_t t_ns) override;
   bool on_body(std::string_view bytes, int64_t t_ns) override;

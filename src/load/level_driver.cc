@@ -42,6 +42,8 @@ LevelPlan make_level_plan(const LoadConfig& load, size_t level, LevelShare share
   p.stop_on_saturation = load.stop_on_saturation;
   p.saturation = load.saturation;
   p.max_send_lag_p99_ms = load.max_send_lag_p99_ms;
+  p.sessions = load.sessions;
+  p.session_seed = lp.seed * 0x9e3779b97f4a7c15ULL + level;
   if (p.open_loop) {
     OpenLoopSchedule s = plan_open_loop_schedule(load, level);
     p.target_rate_rps = s.target_rate_rps / std::max(1, share.count);
@@ -69,6 +71,7 @@ LevelDriver::LevelDriver(LevelPlan plan, int64_t start_ns, int64_t arrival_lead_
   info_.spec = plan_.spec;
   info_.open_loop = plan_.open_loop;
   info_.start_ns = start_ns;
+  info_.sessions = plan_.sessions.active();
   phase_start_ns_ = start_ns;
   if (plan_.stop_on_saturation) {
     saturation_.emplace(plan_.saturation);
@@ -126,14 +129,104 @@ std::optional<Phase> LevelDriver::next_closed_loop_phase(int64_t now) {
 }
 
 std::optional<SendOrder> LevelDriver::sent(int64_t now, Phase phase, int64_t intended,
-                                           int64_t index) {
+                                           int64_t index, int64_t session) {
   ++in_flight_;
   if (phase == Phase::kMeasure) {
     ++measured_in_flight_;
     if (info_.measured_sent++ == 0) info_.first_measured_send_ns = now;
     info_.last_measured_send_ns = now;
   }
-  return SendOrder{phase, intended, index};
+  SendOrder o{phase, intended, index};
+  if (session >= 0) {
+    Session& s = sessions_.at(session);
+    s.waiting = false;
+    o.session = session;
+    o.turn = s.next_turn++;
+  }
+  return o;
+}
+
+int64_t LevelDriver::open_session(Phase phase, int64_t index) {
+  const int64_t id = plan_.share.index + next_session_++ * std::max(1, plan_.share.count);
+  Session s;
+  s.turns = session_turns(plan_.sessions, plan_.session_seed, id);
+  s.phase = phase;
+  s.index = index;
+  s.waiting = true;
+  sessions_.emplace(id, s);
+  ++info_.sessions_started;
+  return id;
+}
+
+void LevelDriver::end_session(int64_t id, int64_t* counter) {
+  if (sessions_.erase(id) > 0) ++*counter;
+}
+
+void LevelDriver::cut_waiting_sessions() {
+  thinking_.clear();
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    if (it->second.waiting) {
+      it = sessions_.erase(it);
+      ++info_.sessions_cut;
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::optional<SendOrder> LevelDriver::next_open_loop(int64_t now) {
+  const int64_t cap = slot_limit(now);
+  for (;;) {
+    int64_t arrival_due = INT64_MAX;
+    if (next_arrival_ < plan_.arrivals.size()) {
+      arrival_due = start_ns_ + lead_ns_ + plan_.arrivals[next_arrival_].offset_ns;
+    }
+    const int64_t think_due = thinking_.empty() ? INT64_MAX : thinking_.begin()->first;
+    if (std::min(arrival_due, think_due) > now) break;
+    Due d{0, Phase::kMeasure, -1};
+    if (think_due <= arrival_due) {  // a session's next turn (not an arrival: no send lag)
+      const auto [due, id] = *thinking_.begin();
+      thinking_.erase(thinking_.begin());
+      const Session& s = sessions_.at(id);
+      d = Due{due, s.phase, s.index, id};
+    } else {
+      const PlannedArrival& a = plan_.arrivals[next_arrival_++];
+      if (a.phase == Phase::kMeasure) info_.send_lag_ns.push_back(now - arrival_due);
+      d = Due{arrival_due, a.phase, a.index};
+      if (plan_.sessions.active()) d.session = open_session(a.phase, a.index);
+    }
+    if (in_flight_ >= cap || !queue_.empty()) {
+      queue_.push_back(d);
+      continue;
+    }
+    return sent(now, d.phase, d.intended_ns, d.index, d.session);
+  }
+  if (!queue_.empty() && in_flight_ < cap) {
+    const Due d = queue_.front();
+    queue_.pop_front();
+    return sent(now, d.phase, d.intended_ns, d.index, d.session);
+  }
+  return std::nullopt;
+}
+
+std::optional<SendOrder> LevelDriver::next_closed_loop_session(int64_t now) {
+  // A user whose think time is over sends its next turn; it already holds its slot.
+  if (!thinking_.empty() && thinking_.begin()->first <= now) {
+    std::optional<Phase> p = next_closed_loop_phase(now);
+    if (!p || thinking_.empty()) return std::nullopt;  // warm-up barrier, or sending stopped
+    const auto [due, id] = *thinking_.begin();
+    thinking_.erase(thinking_.begin());
+    ++phase_started_;
+    return sent(now, *p, due, -1, id);
+  }
+  // A free slot starts a new session.
+  if (static_cast<int64_t>(sessions_.size()) < slot_limit(now)) {
+    std::optional<Phase> p = next_closed_loop_phase(now);
+    if (!p) return std::nullopt;
+    ++phase_started_;
+    return sent(now, *p, now, -1, open_session(*p, -1));
+  }
+  return std::nullopt;
 }
 
 std::optional<SendOrder> LevelDriver::next_send(int64_t now) {
@@ -141,30 +234,15 @@ std::optional<SendOrder> LevelDriver::next_send(int64_t now) {
   take_samples(now);
   if (done_) return std::nullopt;
   if (!stopped_ && plan_.open_loop) {
-    const int64_t cap = slot_limit(now);
-    while (next_arrival_ < plan_.arrivals.size()) {
-      const PlannedArrival& a = plan_.arrivals[next_arrival_];
-      const int64_t due = start_ns_ + lead_ns_ + a.offset_ns;
-      if (due > now) break;
-      ++next_arrival_;
-      if (a.phase == Phase::kMeasure) info_.send_lag_ns.push_back(now - due);
-      if (in_flight_ >= cap || !queue_.empty()) {
-        queue_.push_back(Due{due, a.phase, a.index});
-        continue;
-      }
-      return sent(now, a.phase, due, a.index);
-    }
-    if (!queue_.empty() && in_flight_ < cap) {
-      const Due d = queue_.front();
-      queue_.pop_front();
-      return sent(now, d.phase, d.intended_ns, d.index);
-    }
+    if (std::optional<SendOrder> o = next_open_loop(now)) return o;
   } else if (!stopped_) {
     const int64_t slots = slot_limit(now);
     const bool more_slots_later = plan_.spec.is_ramp() && plan_.spec.end > plan_.spec.start &&
                                   now - start_ns_ < plan_.spec.ramp_ns;
     if (slots == 0 && !more_slots_later) stop_sending();
-    if (!stopped_ && in_flight_ < slots) {
+    if (!stopped_ && plan_.sessions.active()) {
+      if (std::optional<SendOrder> o = next_closed_loop_session(now)) return o;
+    } else if (!stopped_ && in_flight_ < slots) {
       if (std::optional<Phase> p = next_closed_loop_phase(now)) {
         ++phase_started_;
         return sent(now, *p, now, -1);  // closed loop: the slot came free now
@@ -177,7 +255,7 @@ std::optional<SendOrder> LevelDriver::next_send(int64_t now) {
 
 bool LevelDriver::take_cancel_cooldown() { return std::exchange(cancel_cooldown_, false); }
 
-void LevelDriver::on_finished(int64_t now, Phase phase, ErrorKind kind) {
+void LevelDriver::on_finished(int64_t now, Phase phase, ErrorKind kind, int64_t session) {
   last_now_ = std::max(last_now_, now);
   take_samples(now);
   --in_flight_;
@@ -186,6 +264,21 @@ void LevelDriver::on_finished(int64_t now, Phase phase, ErrorKind kind) {
     ++second_completed_;
   } else if (kind != ErrorKind::kCancelled) {
     ++second_errors_;
+  }
+  if (auto it = sessions_.find(session); session >= 0 && it != sessions_.end()) {
+    Session& s = it->second;
+    if (kind == ErrorKind::kNone && s.next_turn > s.turns) {
+      end_session(session, &info_.sessions_completed);
+    } else if (kind == ErrorKind::kCancelled || (kind == ErrorKind::kNone && stopped_)) {
+      end_session(session, &info_.sessions_cut);
+    } else if (kind != ErrorKind::kNone) {
+      end_session(session, &info_.sessions_failed);  // a failed turn ends its session only
+    } else {
+      s.waiting = true;
+      thinking_.emplace(
+          now + session_think_ns(plan_.sessions, plan_.session_seed, session, s.next_turn - 1),
+          session);
+    }
   }
   // Once every measured request has finished, cool-down arrivals have done their job.
   if (plan_.open_loop && !stopped_ && !measured_left()) stop_sending();
@@ -206,12 +299,16 @@ bool LevelDriver::measured_left() const {
   for (const Due& d : queue_) {
     if (d.phase == Phase::kMeasure) return true;
   }
+  for (const auto& [due, id] : thinking_) {
+    if (sessions_.at(id).phase == Phase::kMeasure) return true;
+  }
   return false;
 }
 
 void LevelDriver::stop_sending() {
   stopped_ = true;
   queue_.clear();
+  cut_waiting_sessions();
 }
 
 void LevelDriver::take_samples(int64_t now) {
@@ -239,7 +336,8 @@ void LevelDriver::check_done(int64_t now) {
     cancel_cooldown_ = cooldown_cancelled_ = true;
   }
   const bool nothing_to_send =
-      stopped_ || (plan_.open_loop && next_arrival_ == plan_.arrivals.size() && queue_.empty());
+      stopped_ || (plan_.open_loop && next_arrival_ == plan_.arrivals.size() && queue_.empty() &&
+                   thinking_.empty());
   if (nothing_to_send && in_flight_ == 0) finalize(now);
 }
 
@@ -268,6 +366,11 @@ int64_t LevelDriver::wake_at() const {
   };
   if (!stopped_) {
     if (saturation_) consider(next_sample_ns_);
+    // A turn already due waits for something only a finishing request changes (the warm-up
+    // barrier): on_finished brings the caller back, so no wake-up for it.
+    if (!thinking_.empty() && thinking_.begin()->first > last_now_) {
+      consider(thinking_.begin()->first);
+    }
     if (plan_.open_loop) {
       if (next_arrival_ < plan_.arrivals.size()) {
         consider(start_ns_ + lead_ns_ + plan_.arrivals[next_arrival_].offset_ns);

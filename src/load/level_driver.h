@@ -14,6 +14,14 @@
 //  - early stop: once a second of level time the driver feeds its own counters (in flight, queue,
 //    finished, errors) to the SaturationDetector; a rule firing (backlog growth or error rate)
 //    stops the level and the sweep.
+//  - sessions (--turns, load/session.h): every request is a turn of a session. Closed loop: the
+//    slot count counts users (sessions open, whether a turn is in flight or the user is thinking);
+//    a free slot starts a new session, a session's next turn is due its think time after the
+//    previous turn ended and takes the phase the phase machine gives it then. Open loop: each
+//    arrival starts a session (its phase is the session's); later turns are due after the think
+//    time and go through the same cap and client queue, without send lag (they are not arrivals).
+//    A failed or cancelled turn ends its session; when sending stops, sessions with turns left
+//    are cut. Turn counts and think times are seeded draws per (session, turn).
 // Use: call next_send(now) until it returns nothing, start those requests, cancel cool-down
 // requests when take_cancel_cooldown() says so, call on_finished() for every request that ends
 // (cancelled ones too), and call next_send again at wake_at() if nothing happens before. Times
@@ -28,13 +36,17 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <set>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "load/bench_config.h"
 #include "load/level_run_info.h"
 #include "load/load_plan.h"
 #include "load/open_loop_schedule.h"
+#include "load/session.h"
 #include "metrics/request_record.h"
 
 namespace tokperf {
@@ -63,6 +75,9 @@ struct LevelPlan {
   bool stop_on_saturation = false;
   SaturationRules saturation;
   double max_send_lag_p99_ms = 1.0;
+  // Multi-turn sessions; inactive: every request stands alone.
+  SessionSpec sessions;
+  uint64_t session_seed = 0;
 };
 
 // REQUIRES: level < load.plan.levels.size(); 0 <= share.index < share.count.
@@ -76,6 +91,8 @@ struct SendOrder {
   Phase phase = Phase::kMeasure;
   int64_t intended_ns = 0;  // the caller's clock
   int64_t index = -1;       // open loop: index into the schedule (and the trace); -1: closed loop
+  int64_t session = -1;     // sessions: the session's id (unique within the level); -1: none
+  int64_t turn = 0;         // sessions: 1-based turn within the session; 0: none
 };
 
 class LevelDriver {
@@ -89,8 +106,11 @@ class LevelDriver {
   std::optional<SendOrder> next_send(int64_t now_ns);
   // True once (then false) when every cool-down request still in flight should be cancelled.
   bool take_cancel_cooldown();
-  // A request of `phase` ended at `now` (error kind kNone when it succeeded).
-  void on_finished(int64_t now_ns, Phase phase, ErrorKind kind);
+  // A request of `phase` ended at `now` (error kind kNone when it succeeded); `session` is its
+  // SendOrder::session.
+  void on_finished(int64_t now_ns, Phase phase, ErrorKind kind, int64_t session = -1);
+  // The session is still open (more turns may be sent); false once it ended or was cut.
+  bool session_open(int64_t session) const { return sessions_.count(session) > 0; }
   // The caller stops the level (Ctrl-C: "interrupted"; a server that refuses every request):
   // nothing more is sent, the client queue is dropped; in-flight requests still report.
   void stop(int64_t now_ns, std::string reason);
@@ -112,13 +132,27 @@ class LevelDriver {
     int64_t intended_ns;
     Phase phase;
     int64_t index;
+    int64_t session = -1;
   };
+  struct Session {
+    int64_t turns = 1;              // drawn at its start
+    int64_t next_turn = 1;          // the turn to send next
+    Phase phase = Phase::kMeasure;  // open loop: of the arrival that started it
+    int64_t index = -1;             // open loop: that arrival's index
+    bool waiting = false;           // thinking or queued: no turn in flight
+  };
+  int64_t open_session(Phase phase, int64_t index);
+  void end_session(int64_t id, int64_t* counter);
+  void cut_waiting_sessions();
   void take_samples(int64_t now);
   void stop_sending();
   int64_t slot_limit(int64_t now) const;
   PhaseLimit closed_loop_limit() const;
   std::optional<Phase> next_closed_loop_phase(int64_t now);
-  std::optional<SendOrder> sent(int64_t now, Phase phase, int64_t intended, int64_t index);
+  std::optional<SendOrder> sent(int64_t now, Phase phase, int64_t intended, int64_t index,
+                                int64_t session = -1);
+  std::optional<SendOrder> next_open_loop(int64_t now);
+  std::optional<SendOrder> next_closed_loop_session(int64_t now);
   bool measured_left() const;
   void check_done(int64_t now);
   void finalize(int64_t now);
@@ -145,6 +179,10 @@ class LevelDriver {
   std::optional<SaturationDetector> saturation_;
   int64_t next_sample_ns_ = 0;
   int64_t second_completed_ = 0, second_errors_ = 0;
+  // Sessions: every open one, and those thinking by due time.
+  std::unordered_map<int64_t, Session> sessions_;
+  std::set<std::pair<int64_t, int64_t>> thinking_;  // (due ns, session id)
+  int64_t next_session_ = 0;
 };
 
 }  // namespace tokperf

@@ -28,6 +28,10 @@ struct LevelRunInfo {
   int64_t scheduled_arrivals = 0;
   std::optional<std::string> stopped_early;  // why the level stopped before its plan
   bool send_lag_exceeded = false;            // send-lag P99 above the configured bound
+  // Multi-turn sessions (--turns): started, ran every turn, ended by a failed turn, cut short by
+  // the end of the level (sending stopped while turns were left).
+  bool sessions = false;
+  int64_t sessions_started = 0, sessions_completed = 0, sessions_failed = 0, sessions_cut = 0;
 };
 
 }  // namespace tokperf

@@ -95,6 +95,7 @@ RequestMetrics compute_request_metrics(const RequestTimeline& t) {
     }
   }
 
+  m.tool_call_ms = t.tool_call_ns != 0 ? ns_to_ms(t.tool_call_ns - t.send_ns) : kNaN;
   const int64_t visible_ns = first_visible_ns(t);
   m.ttfo_ms = visible_ns != 0 ? ns_to_ms(visible_ns - t.send_ns) : kNaN;
   return m;

@@ -102,6 +102,16 @@ struct RequestTimeline {
   bool saw_done = false;
   int http_status = 0;
   ServerTimings server;  // what the server reported about this request, if anything
+  // Multi-turn sessions (--turns): the session's id within its level (-1: not a session request)
+  // and the 1-based turn; requests.jsonl writes session_id as "<level>.<session>".
+  int64_t session = -1;
+  int32_t turn = 0;
+  // Tool calls (--tools): tools were sent; when the streamed tool-call arguments first formed
+  // complete, valid JSON (the stamp of the event that completed them; 0: never); whether any
+  // tool-call argument fragment arrived.
+  bool tools_sent = false;
+  int64_t tool_call_ns = 0;
+  bool tool_call_seen = false;
   RequestError error;
   bool ok() const { return error.kind == ErrorKind::kNone; }
   // Prompt tokens the server served from its prefix cache: usage's cached_tokens, else llama.cpp's
@@ -126,6 +136,7 @@ struct RequestMetrics {
   int64_t output_tokens;       // usage when reported, else counted token events
   bool output_tokens_from_usage;
   int64_t prompt_tokens;       // usage when reported, else prompt_tokens_sent, else -1
+  double tool_call_ms;         // tool_call_ns - send; NaN when the arguments never completed
 };
 
 RequestMetrics compute_request_metrics(const RequestTimeline& t);

@@ -135,6 +135,54 @@ std::string errors_html(const SavedRun& run) {
          "</table>";
 }
 
+double json_ms(const nlohmann::json& stats, const char* key) {
+  if (!stats.is_object() || !stats.contains(key) || !stats[key].is_number()) return std::nan("");
+  return stats[key].get<double>();
+}
+
+// Multi-turn sessions (TTFT/TPOT and prompt tokens by turn) and tool calls, from summary.json's
+// levels[].by_turn and levels[].tool_calls; empty when the run had neither.
+std::string sessions_html(const SavedRun& run) {
+  std::string turns, tools;
+  for (const auto& l : run.summary.value("levels", nlohmann::json::array())) {
+    const std::string label = l.value("label", "");
+    for (const auto& t : l.value("by_turn", nlohmann::json::array())) {
+      const double prompt = json_ms(t.value("prompt_tokens", nlohmann::json()), "p50");
+      turns += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+          "<td>{}</td></tr>",
+          esc(label), t.value("turn", 0), t.value("requests", 0),
+          std::isfinite(prompt) ? fmt::format("{:.0f}", prompt) : "-",
+          format_ms(json_ms(t["ttft_ms"], "p50")), format_ms(json_ms(t["ttft_ms"], "p95")),
+          format_ms(json_ms(t["tpot_ms"], "p50")), format_ms(json_ms(t["tpot_ms"], "p95")));
+    }
+    if (l.contains("tool_calls") && l["tool_calls"].is_object()) {
+      const auto& tc = l["tool_calls"];
+      tools += fmt::format("<tr><td>{}</td><td>{} of {}</td><td>{}</td><td>{}</td></tr>",
+                           esc(label), tc.value("complete", 0), tc.value("requests", 0),
+                           format_ms(json_ms(tc["tool_call_ms"], "p50")),
+                           format_ms(json_ms(tc["tool_call_ms"], "p95")));
+    }
+  }
+  std::string out;
+  if (!turns.empty()) {
+    out +=
+        "\n<h2>Multi-turn sessions</h2>\n<p class=\"sub\">Each turn resends the whole "
+        "conversation, so prompts grow with the turn index; TTFT follows the prefill.</p>"
+        "<table><tr><th>level</th><th>turn</th><th>requests</th><th>prompt tokens P50</th>"
+        "<th>TTFT P50</th><th>P95</th><th>TPOT P50</th><th>P95</th></tr>" +
+        turns + "</table>";
+  }
+  if (!tools.empty()) {
+    out +=
+        "\n<h2>Tool calls</h2>\n<p class=\"sub\">tool_call_ms: from the send until the "
+        "streamed tool-call arguments first formed complete, valid JSON.</p><table><tr>"
+        "<th>level</th><th>complete</th><th>tool_call_ms P50</th><th>P95</th></tr>" +
+        tools + "</table>";
+  }
+  return out;
+}
+
 std::string pct(double f) { return std::isfinite(f) ? fmt::format("{:.0f}%", 100 * f) : "-"; }
 
 std::string roofline_html(const SavedRun& run, const ReportOptions& o) {
@@ -233,6 +281,7 @@ std::string render_report_html(const SavedRun& run, const ReportOptions& o) {
   html += cards_html(run);
   html += "\n<h2>Diagnosis</h2>\n" + diagnosis_html(findings);
   html += "\n<h2>Per level</h2>\n" + level_table_html(run);
+  html += sessions_html(run);
   html += "\n<h2>Roofline efficiency</h2>\n" + roofline_html(run, o);
   html += "\n<h2>Perceived speed</h2>\n" + perceived_html(run, o.perceived);
   html += "\n<h2>Charts</h2>\n<div id=\"charts\"></div>\n";

@@ -78,6 +78,16 @@ json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
       {"prefix_group", t.prefix_group >= 0 ? json(t.prefix_group) : json(nullptr)},
       {"cached_tokens", count_or_null(t.cached_prompt_tokens())},
   };
+  // Multi-turn sessions and tool calls: present only on such requests.
+  if (t.session >= 0) {
+    record["session_id"] = fmt::format("{}.{}", t.level, t.session);
+    record["turn"] = t.turn;
+  }
+  if (t.tools_sent) {
+    record["tool_call_ms"] = json_number_or_null(m.tool_call_ms);
+    record["tool_call_complete"] = t.tool_call_ns != 0;
+    record["tool_call_seen"] = t.tool_call_seen;
+  }
   // What the server reported about the request (docs/requests-schema.md, "server_*"): present only
   // when the protocol carried timings, each null when that one was not given.
   const ServerTimings& sv = t.server;

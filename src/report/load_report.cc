@@ -42,7 +42,33 @@ nlohmann::json level_result_json(const LevelResult& r) {
     load["schedule_fingerprint"] = r.run.schedule_fingerprint;
     load["scheduled_arrivals"] = r.run.scheduled_arrivals;
   }
+  if (r.run.sessions) {
+    load["sessions"] = {{"started", r.run.sessions_started},
+                        {"completed", r.run.sessions_completed},
+                        {"failed", r.run.sessions_failed},
+                        {"cut", r.run.sessions_cut}};
+  }
   nlohmann::json j = {{"load", load}};
+  if (!r.by_turn.empty()) {
+    nlohmann::json turns = nlohmann::json::array();
+    for (const TurnStats& t : r.by_turn) {
+      turns.push_back({{"turn", t.turn},
+                       {"requests", t.requests},
+                       {"ok", t.ok},
+                       {"ttft_ms", dist_stats_json(t.ttft_ms)},
+                       {"tpot_ms", dist_stats_json(t.tpot_ms)},
+                       {"prompt_tokens", dist_stats_json(t.prompt_tokens)}});
+    }
+    j["by_turn"] = std::move(turns);
+  }
+  if (r.tool_calls) {
+    const ToolCallStats& tc = *r.tool_calls;
+    j["tool_calls"] = {{"requests", tc.requests},
+                       {"with_call", tc.with_call},
+                       {"complete", tc.complete},
+                       {"completion_rate", json_number_or_null(tc.completion_rate)},
+                       {"tool_call_ms", dist_stats_json(tc.tool_call_ms)}};
+  }
   if (r.slo) j["slo"] = slo_report_json(*r.slo);
   j["drift"] = {{"judged", r.drift.judged},
                 {"drifted", r.drift.drifted},
@@ -124,6 +150,30 @@ std::string render_level_details(const RunResult& result) {
           format_ms(w.ttft_cache_hit_ms.p50), format_ms(w.ttft_cache_hit_ms.p95),
           w.ttft_cache_hit_ms.count, format_ms(w.ttft_cache_miss_ms.p50),
           format_ms(w.ttft_cache_miss_ms.p95), w.ttft_cache_miss_ms.count);
+    }
+    if (r.run.sessions) {
+      out += fmt::format(
+          "{}: sessions: {} started, {} completed, {} ended by a failed turn, {} cut "
+          "at the level's end\n",
+          label, r.run.sessions_started, r.run.sessions_completed, r.run.sessions_failed,
+          r.run.sessions_cut);
+      for (const TurnStats& t : r.by_turn) {
+        out += fmt::format(
+            "{}:   turn {:>2}: {:>4} req  prompt p50 {:>7} tok  TTFT p50 {:>9} p95 "
+            "{:>9}  TPOT p50 {:>9} p95 {:>9}\n",
+            label, t.turn, t.requests,
+            std::isfinite(t.prompt_tokens.p50) ? fmt::format("{:.0f}", t.prompt_tokens.p50)
+                                               : std::string("-"),
+            format_ms(t.ttft_ms.p50), format_ms(t.ttft_ms.p95), format_ms(t.tpot_ms.p50),
+            format_ms(t.tpot_ms.p95));
+      }
+    }
+    if (r.tool_calls) {
+      const ToolCallStats& tc = *r.tool_calls;
+      out +=
+          fmt::format("{}: tool calls: {} of {} complete ({:.1f}%); tool_call_ms p50 {} p95 {}\n",
+                      label, tc.complete, tc.requests, 100.0 * tc.completion_rate,
+                      format_ms(tc.tool_call_ms.p50), format_ms(tc.tool_call_ms.p95));
     }
   }
   return out;

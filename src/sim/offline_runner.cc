@@ -4,6 +4,7 @@
 #include <functional>
 #include <queue>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -24,7 +25,7 @@ void record_token(RequestTimeline& t, const SeqEvent& ev) {
 class VirtualLevel {
  public:
   VirtualLevel(const CostModel& cost, const EngineConfig& config, const OfflineLevel& l)
-      : l_(l), engine_(cost, config), driver_(l.plan, 0) {}
+      : l_(l), engine_(cost, config), driver_(l.plan, 0), block_size_(config.block_size) {}
 
   OfflineLevelRun run() {
     pump(0);
@@ -118,9 +119,18 @@ class VirtualLevel {
     t.prompt_tokens_sent = len.prompt_tokens > 0 ? len.prompt_tokens : l_.prompt_tokens;
     SimRequest r;
     r.id = seq;
+    if (o.session >= 0) {
+      // A session turn: the whole history (earlier prompts and generated replies) comes first, so
+      // the previous turn's blocks are a prefix the engine's cache can serve.
+      t.session = o.session;
+      t.turn = static_cast<int32_t>(o.turn);
+      auto it = session_tokens_.find(o.session);
+      if (it != session_tokens_.end()) t.prompt_tokens_sent += it->second;
+      r.prefix_block_hashes = session_block_hashes(o.session, t.prompt_tokens_sent);
+    }
     r.prompt_tokens = t.prompt_tokens_sent;
     r.max_tokens = len.output_tokens > 0 ? len.output_tokens : l_.output_tokens;
-    r.prefix_block_hashes = std::move(len.prefix_block_hashes);
+    if (o.session < 0) r.prefix_block_hashes = std::move(len.prefix_block_hashes);
     t.requested_input_tokens = r.prompt_tokens;
     t.requested_output_tokens = r.max_tokens;
     t.prefix_group = len.prefix_group;
@@ -164,7 +174,29 @@ class VirtualLevel {
 
   void end(RequestTimeline& t, int64_t now) {
     t.end_ns = now;
-    driver_.on_finished(now, t.phase, t.error.kind);
+    driver_.on_finished(now, t.phase, t.error.kind, t.session);
+    if (t.session < 0) return;
+    if (!driver_.session_open(t.session)) {
+      session_tokens_.erase(t.session);
+    } else {
+      session_tokens_[t.session] = t.prompt_tokens_sent + t.usage_completion_tokens;
+    }
+  }
+
+  // Block hashes of a session's first `tokens` tokens: a token's content is fixed by its session
+  // and position (history only grows), so block i hashes (session, i).
+  std::vector<uint64_t> session_block_hashes(int64_t session, int64_t tokens) const {
+    std::vector<uint64_t> h;
+    if (block_size_ < 1) return h;
+    const int64_t blocks = tokens / block_size_;
+    h.reserve(static_cast<size_t>(blocks));
+    uint64_t x = 0x5e55'1017ULL ^ (static_cast<uint64_t>(session) * 0x9e3779b97f4a7c15ULL);
+    for (int64_t b = 0; b < blocks; ++b) {
+      x ^= static_cast<uint64_t>(b) + 0x632be59bd9b4e019ULL + (x << 6) + (x >> 2);
+      x *= 0xbf58476d1ce4e5b9ULL;
+      h.push_back(x ^ (x >> 31));
+    }
+    return h;
   }
 
   const OfflineLevel& l_;
@@ -173,6 +205,9 @@ class VirtualLevel {
   std::vector<RequestTimeline> timelines_;
   std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
   int64_t now_ = 0;
+  int64_t block_size_;
+  // Sessions: prompt + output tokens of each open session's last finished turn.
+  std::unordered_map<int64_t, int64_t> session_tokens_;
 };
 
 }  // namespace

@@ -62,6 +62,25 @@ void OpenAiChunks::token(std::string& out, std::string_view text) const {
   out += "\n\n";
 }
 
+void OpenAiChunks::tool_call_start(std::string& out, std::string_view name,
+                                   std::string_view arguments) const {
+  out += head_;
+  fmt::format_to(std::back_inserter(out),
+                 R"([{{"index":0,"delta":{{"role":"assistant","content":null,"tool_calls":[{{)"
+                 R"("index":0,"id":"call_{}","type":"function","function":{{"name":"{}",)"
+                 R"("arguments":"{}"}}}}]}},"logprobs":null,"finish_reason":null}}]}})",
+                 id_, json_escape_text(name), json_escape_text(arguments));
+  out += "\n\n";
+}
+
+void OpenAiChunks::tool_call_arguments(std::string& out, std::string_view arguments) const {
+  out += head_;
+  out += R"([{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":")";
+  out += json_escape_text(arguments);
+  out += R"("}}]},"logprobs":null,"finish_reason":null}]})";
+  out += "\n\n";
+}
+
 void OpenAiChunks::finish(std::string& out, std::string_view finish_reason) const {
   out += head_;
   out += chat_ ? R"([{"index":0,"delta":{},)" : R"([{"index":0,"text":"",)";

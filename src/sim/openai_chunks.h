@@ -20,6 +20,10 @@ class OpenAiChunks {
   void role(std::string& out) const;  // chat only: {"role":"assistant","content":""}
   void token(std::string& out, std::string_view text) const;
   void finish(std::string& out, std::string_view finish_reason) const;
+  // Chat only, a tool call (index 0): the first delta names the function and carries the first
+  // arguments fragment; later deltas carry further fragments.
+  void tool_call_start(std::string& out, std::string_view name, std::string_view arguments) const;
+  void tool_call_arguments(std::string& out, std::string_view arguments) const;
   // `timings_json`, when given, is a JSON object added as llama.cpp's "timings" beside usage.
   // `cached_tokens` >= 0 adds usage.prompt_tokens_details.cached_tokens (OpenAI, vLLM).
   void usage(std::string& out, int64_t prompt_tokens, int64_t completion_tokens,

@@ -129,6 +129,10 @@ struct Stream {
   int64_t tokens = 0;
   int64_t cached_tokens = 0;  // prompt tokens the engine found in its prefix cache
   std::string out;  // reused write buffer
+  // Chat with `tools`: the reply is one tool call whose arguments JSON is streamed token by token
+  // ({"query": "<words>"}), closing with the last token.
+  bool tool_call = false;
+  std::string tool_name;
 };
 
 struct SimServer::Impl {
@@ -276,6 +280,21 @@ void SimServer::Impl::generate(HttpRequest& req, std::shared_ptr<HttpResponse> r
   s->prompt_tokens = prompt_tokens;
   s->max_tokens = max_tokens;
   s->received_ns = req.received_ns;
+  if (chat && !protocol && body.contains("tools") && body["tools"].is_array() &&
+      !body["tools"].empty() && body.value("tool_choice", nlohmann::json("auto")) != "none") {
+    const auto& tool = body["tools"][0];
+    s->tool_call = true;
+    s->tool_name = "tool";
+    if (tool.is_object() && tool.contains("function") && tool["function"].is_object() &&
+        tool["function"].contains("name") && tool["function"]["name"].is_string()) {
+      s->tool_name = tool["function"]["name"].get<std::string>();
+    }
+    const auto& choice = body.value("tool_choice", nlohmann::json());
+    if (choice.is_object() && choice.contains("function") && choice["function"].is_object() &&
+        choice["function"].contains("name") && choice["function"]["name"].is_string()) {
+      s->tool_name = choice["function"]["name"].get<std::string>();
+    }
+  }
 
   SimRequest r;
   r.id = id;
@@ -336,6 +355,19 @@ void SimServer::Impl::on_event(Stream& s, const SeqEvent& ev) {
         s.resp->write(s.out);
         return;
       }
+      if (s.tool_call) {
+        // The arguments open with the first token and close with the last one max_tokens allows.
+        std::string args = index == 0 ? "{\"query\": \"" : "";
+        args += filler_token(index);
+        if (index + 1 >= s.max_tokens) args += "\"}";
+        if (index == 0) {
+          s.chunks.tool_call_start(s.out, s.tool_name, args);
+        } else {
+          s.chunks.tool_call_arguments(s.out, args);
+        }
+        s.resp->write(s.out);
+        return;
+      }
       if (index == 0 && s.chat) s.chunks.role(s.out);
       s.chunks.token(s.out, filler_token(index));
       s.resp->write(s.out);  // a peer that is gone is noticed by on_close
@@ -370,7 +402,11 @@ void SimServer::Impl::on_event(Stream& s, const SeqEvent& ev) {
         s.resp->finish();
       } else if (s.stream) {
         s.out.clear();
-        s.chunks.finish(s.out, reason);
+        // A reply that stopped before max_tokens closes its tool call's arguments now.
+        if (s.tool_call && ev.output_tokens > 0 && ev.output_tokens < s.max_tokens) {
+          s.chunks.tool_call_arguments(s.out, "\"}");
+        }
+        s.chunks.finish(s.out, s.tool_call ? "tool_calls" : reason);
         if (s.include_usage) {
           std::string timings;
           if (owner->options_.emit_timings) {

@@ -15,13 +15,9 @@
 #include <string>
 #include <vector>
 
-namespace tokperf {
+#include "client/chat_message.h"
 
-// One chat message as a dataset gives it (role "system", "user", "assistant", ...).
-struct ChatMessage {
-  std::string role;
-  std::string content;
-};
+namespace tokperf {
 
 struct RequestSpec {
   // The prompt: `messages` when non-empty (sent as a chat history where the protocol takes one,

@@ -103,5 +103,19 @@ TEST(LoadFlags, BadValuesNameTheFlag) {
   EXPECT_EQ(usage_error("--concurrency 2 --requests 5"), "");
 }
 
+TEST(LoadFlags, TurnsAndThinkTimeMakeSessions) {
+  LoadConfig c = make_load_config(parse("--concurrency 4 --turns 2..5 --think-time 1s..3s"));
+  EXPECT_TRUE(c.sessions.active());
+  EXPECT_EQ(c.sessions.turns_min, 2);
+  EXPECT_EQ(c.sessions.turns_max, 5);
+  EXPECT_EQ(c.sessions.think.kind, ThinkTime::Kind::kUniform);
+  EXPECT_EQ(c.sessions.think.b_ns, 3'000'000'000);
+  EXPECT_FALSE(make_load_config(parse("--concurrency 4")).sessions.active());
+  EXPECT_NE(usage_error("--turns 0").find("--turns '0'"), std::string::npos);
+  EXPECT_NE(usage_error("--think-time 2s").find("needs --turns"), std::string::npos);
+  EXPECT_NE(usage_error("--turns 3 --think-time soon").find("--think-time 'soon'"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace tokperf

@@ -105,5 +105,44 @@ TEST(TargetFlags, LengthsTakeDistributionsAndRejectOtherText) {
   EXPECT_EQ(usage_error("--input-tokens uniform:10..20 --output-tokens lognormal:100,50"), "");
 }
 
+TEST(TargetFlags, ToolsFileIsReadValidatedAndNamedInErrors) {
+  const std::string dir = ::testing::TempDir();
+  const std::string good = dir + "/tokperf_tools_good.json";
+  const std::string bad = dir + "/tokperf_tools_bad.json";
+  std::ofstream(good) << R"([{"type":"function","function":{"name":"get_weather"}}])";
+  std::ofstream(bad) << R"({"type":"function"})";
+  BenchConfig c;
+  apply_target_flags(parse("--tools " + good + " --tool-choice get_weather"), c);
+  EXPECT_NE(c.target.tools_json.find("get_weather"), std::string::npos);
+  EXPECT_EQ(c.target.tool_choice, "get_weather");
+  const std::string e = usage_error("--tools " + bad);
+  EXPECT_NE(e.find(bad), std::string::npos) << e;
+  EXPECT_NE(e.find("not an array"), std::string::npos) << e;
+  EXPECT_NE(usage_error("--tools " + good + " --api completions").find("chat-style"),
+            std::string::npos);
+  EXPECT_NE(usage_error("--tool-choice auto").find("needs --tools"), std::string::npos);
+  std::remove(good.c_str());
+  std::remove(bad.c_str());
+}
+
+TEST(TargetFlags, SessionsRefuseCompletionsStyleApisByName) {
+  BenchConfig c;
+  c.load.sessions = parse_turns("3").value();
+  for (const char* api : {"completions", "ollama-generate", "tgi", "llamacpp"}) {
+    c.target.api = api;
+    try {
+      check_sessions_api(c);
+      ADD_FAILURE() << api << " accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("--api ") + api), std::string::npos);
+      EXPECT_NE(std::string(e.what()).find("chat-style"), std::string::npos);
+    }
+  }
+  for (const char* api : {"chat", "anthropic", "responses", "ollama"}) {
+    c.target.api = api;
+    EXPECT_NO_THROW(check_sessions_api(c)) << api;
+  }
+}
+
 }  // namespace
 }  // namespace tokperf

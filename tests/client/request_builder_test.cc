@@ -49,22 +49,22 @@ TEST(RequestBuilder, ChatBodyCarriesStreamUsageAndThePrompt) {
 TEST(RequestBuilder, MessagesGoAsAHistoryOrJoinedWhereThereIsNone) {
   PromptConfig p;
   p.text = "x";
-  const std::vector<std::pair<std::string, std::string>> msgs = {
+  const std::vector<ChatMessage> msgs = {
       {"system", "be brief"}, {"user", "hello"}, {"assistant", "hi"}, {"user", "more"}};
   auto chat = RequestBuilder::create(target("chat"), p);
   ASSERT_TRUE(chat.ok());
-  auto j = nlohmann::json::parse(chat->body_for_messages(msgs, 9));
+  auto j = nlohmann::json::parse(chat->body_messages(msgs, 9));
   ASSERT_EQ(j["messages"].size(), 4u);
   EXPECT_EQ(j["messages"][0]["role"], "system");
   EXPECT_EQ(j["messages"][3]["content"], "more");
   EXPECT_EQ(j["max_tokens"], 9);
   auto anthropic = RequestBuilder::create(target("anthropic"), p);
-  j = nlohmann::json::parse(anthropic->body_for_messages(msgs, 5));
+  j = nlohmann::json::parse(anthropic->body_messages(msgs, 5));
   EXPECT_EQ(j["system"], "be brief");
   ASSERT_EQ(j["messages"].size(), 3u);
   EXPECT_EQ(j["messages"][0]["role"], "user");
   auto completions = RequestBuilder::create(target("completions"), p);
-  j = nlohmann::json::parse(completions->body_for_messages(msgs, 5));
+  j = nlohmann::json::parse(completions->body_messages(msgs, 5));
   EXPECT_EQ(j["prompt"], "be brief\nhello\nhi\nmore");
   EXPECT_EQ(j["max_tokens"], 5);
 }

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <numeric>
+#include <set>
 
 namespace tokperf {
 namespace {
@@ -49,7 +50,7 @@ class Harness {
         if (r.finished || r.end_ns != now) continue;
         r.finished = true;
         r.kind = outcome(i);
-        driver.on_finished(now, r.order.phase, r.kind);
+        driver.on_finished(now, r.order.phase, r.kind, r.order.session);
       }
       pump();
     }
@@ -70,7 +71,7 @@ class Harness {
         r.finished = true;
         r.end_ns = now;
         r.kind = ErrorKind::kCancelled;
-        driver.on_finished(now, r.order.phase, r.kind);
+        driver.on_finished(now, r.order.phase, r.kind, r.order.session);
       }
     }
   }
@@ -361,6 +362,168 @@ TEST(LevelDriver, PlanResolvesBenchDefaults) {
   EXPECT_DOUBLE_EQ(o.target_rate_rps, 5);
   load.default_warmup = false;
   EXPECT_TRUE(make_level_plan(load, 0).warmup.none());
+}
+
+// ---- Multi-turn sessions ----
+
+LevelPlan with_sessions(LevelPlan p, int64_t turns_min, int64_t turns_max, int64_t think_ns) {
+  p.sessions.enabled = true;
+  p.sessions.turns_min = turns_min;
+  p.sessions.turns_max = turns_max;
+  p.sessions.think.a_ns = think_ns;
+  p.session_seed = 7;
+  return p;
+}
+
+// (session, turn) of every request, in send order.
+std::vector<std::pair<int64_t, int64_t>> turns_of(const Harness& h) {
+  std::vector<std::pair<int64_t, int64_t>> v;
+  for (const Request& r : h.requests) v.emplace_back(r.order.session, r.order.turn);
+  return v;
+}
+
+TEST(LevelDriverSessions, ClosedLoopUsersRunTheirTurnsAfterThinkingThenStartNewSessions) {
+  Harness h(with_sessions(closed(2, {}, {0, 12}), 3, 3, 100 * kMs));
+  h.run();
+  ASSERT_EQ(h.requests.size(), 12u);
+  using P = std::pair<int64_t, int64_t>;
+  EXPECT_EQ(turns_of(h), (std::vector<P>{{0, 1},
+                                         {1, 1},
+                                         {0, 2},
+                                         {1, 2},
+                                         {0, 3},
+                                         {1, 3},
+                                         {2, 1},
+                                         {3, 1},
+                                         {2, 2},
+                                         {3, 2},
+                                         {2, 3},
+                                         {3, 3}}));
+  // Turn k + 1 goes out the think time after turn k ended (10 ms service), intended then too.
+  EXPECT_EQ(h.requests[2].send_ns, 110 * kMs);
+  EXPECT_EQ(h.requests[2].order.intended_ns, 110 * kMs);
+  EXPECT_EQ(h.requests[4].send_ns, 220 * kMs);
+  // A finished session frees its user's slot at once: the next session starts then.
+  EXPECT_EQ(h.requests[6].send_ns, 230 * kMs);
+  EXPECT_EQ(h.peak, 2);
+  const LevelRunInfo& info = h.driver.info();
+  EXPECT_TRUE(info.sessions);
+  EXPECT_EQ(info.sessions_started, 4);
+  EXPECT_EQ(info.sessions_completed, 4);
+  EXPECT_EQ(info.sessions_failed, 0);
+  EXPECT_EQ(info.end_ns, 460 * kMs);
+}
+
+TEST(LevelDriverSessions, ThinkingUsersHoldTheirSlots) {
+  // One user: while it thinks, no other session may start although nothing is in flight.
+  Harness h(with_sessions(closed(1, {}, {0, 4}), 2, 2, 1 * kS));
+  h.run();
+  ASSERT_EQ(h.requests.size(), 4u);
+  EXPECT_EQ(h.requests[1].order.session, 0);
+  EXPECT_EQ(h.requests[1].send_ns, 1010 * kMs);
+  EXPECT_EQ(h.requests[2].order.session, 1);
+  EXPECT_EQ(h.requests[2].send_ns, 1020 * kMs);
+}
+
+TEST(LevelDriverSessions, AFailedTurnEndsItsSessionOnly) {
+  Harness h(with_sessions(closed(1, {}, {0, 7}), 3, 3, 0));
+  h.outcome = [](size_t i) { return i == 1 ? ErrorKind::kHttp : ErrorKind::kNone; };
+  h.run();
+  using P = std::pair<int64_t, int64_t>;
+  // Session 0 fails at turn 2 and sends no turn 3; the run goes on with session 1.
+  EXPECT_EQ(turns_of(h), (std::vector<P>{{0, 1}, {0, 2}, {1, 1}, {1, 2}, {1, 3}, {2, 1}, {2, 2}}));
+  EXPECT_EQ(h.requests[2].send_ns, h.requests[1].end_ns);
+  const LevelRunInfo& info = h.driver.info();
+  EXPECT_EQ(info.sessions_started, 3);
+  EXPECT_EQ(info.sessions_failed, 1);
+  EXPECT_EQ(info.sessions_completed, 1);
+  EXPECT_EQ(info.sessions_cut, 1);  // session 2 had a turn left when measuring ended
+  EXPECT_FALSE(info.stopped_early.has_value());
+}
+
+TEST(LevelDriverSessions, OpenLoopArrivalsStartSessionsWhoseTurnsFollowTheReplies) {
+  Harness h(
+      with_sessions(open_loop({{0, Phase::kMeasure}, {1 * kS, Phase::kMeasure}}), 2, 2, 50 * kMs));
+  h.run();
+  ASSERT_EQ(h.requests.size(), 4u);
+  using P = std::pair<int64_t, int64_t>;
+  EXPECT_EQ(turns_of(h), (std::vector<P>{{0, 1}, {0, 2}, {1, 1}, {1, 2}}));
+  EXPECT_EQ(h.requests[1].send_ns, 60 * kMs);  // 10 ms reply + 50 ms think
+  EXPECT_EQ(h.requests[1].order.intended_ns, 60 * kMs);
+  EXPECT_EQ(h.requests[1].order.index, 0);  // the arrival that started the session
+  EXPECT_EQ(h.requests[1].order.phase, Phase::kMeasure);
+  EXPECT_EQ(h.requests[3].send_ns, 1060 * kMs);
+  // Only arrivals have send lag; the level lasts until the last session's last turn.
+  EXPECT_EQ(h.driver.info().send_lag_ns.size(), 2u);
+  EXPECT_EQ(h.driver.info().end_ns, 1070 * kMs);
+  EXPECT_EQ(h.driver.info().sessions_completed, 2);
+}
+
+TEST(LevelDriverSessions, OpenLoopLaterTurnsWaitForTheCapLikeArrivals) {
+  // Cap 1: session 0's second turn is due at 10 ms while session 1's first turn (arrived at
+  // 5 ms, queued) is in flight from 10 ms; it waits in the client queue.
+  Harness h(
+      with_sessions(open_loop({{0, Phase::kMeasure}, {5 * kMs, Phase::kMeasure}}, 1), 2, 2, 0));
+  h.run();
+  using P = std::pair<int64_t, int64_t>;
+  EXPECT_EQ(turns_of(h), (std::vector<P>{{0, 1}, {1, 1}, {0, 2}, {1, 2}}));
+  EXPECT_EQ(h.requests[1].send_ns, 10 * kMs);
+  EXPECT_EQ(h.requests[2].send_ns, 20 * kMs);
+  EXPECT_EQ(h.requests[2].order.intended_ns, 10 * kMs);
+  EXPECT_LE(h.peak, 1);
+}
+
+TEST(LevelDriverSessions, ATurnDueDuringTheWarmupBarrierWaitsForItWithoutSpinning) {
+  // Count warm-up of 2 (a barrier): session 0's second turn is due at 10 ms, but warm-up's second
+  // request runs until 30 ms; the turn goes out then, measured, and the driver never asks to be
+  // woken in the past while it waits.
+  Harness h(with_sessions(closed(2, {0, 2}, {0, 4}), 3, 3, 0));
+  h.service = [](size_t i) { return i == 1 ? 30 * kMs : 10 * kMs; };
+  h.run();
+  ASSERT_GE(h.requests.size(), 3u);
+  EXPECT_EQ(h.phases().substr(0, 3), "WWM");
+  EXPECT_EQ(h.requests[2].order.session, 0);
+  EXPECT_EQ(h.requests[2].order.turn, 2);
+  EXPECT_EQ(h.requests[2].send_ns, 30 * kMs);
+  EXPECT_EQ(h.requests[2].order.intended_ns, 10 * kMs);  // the wait shows as queue time
+}
+
+TEST(LevelDriverSessions, TurnCountsAndThinkTimesAreSeededDrawsInRange) {
+  SessionSpec s = *parse_turns("2..5");
+  s.think = *parse_think_time("1s..3s");
+  std::set<int64_t> seen;
+  for (int64_t id = 0; id < 200; ++id) {
+    const int64_t n = session_turns(s, 42, id);
+    EXPECT_GE(n, 2);
+    EXPECT_LE(n, 5);
+    EXPECT_EQ(n, session_turns(s, 42, id));  // the same draw every time
+    seen.insert(n);
+    const int64_t think = session_think_ns(s, 42, id, 1);
+    EXPECT_GE(think, 1 * kS);
+    EXPECT_LE(think, 3 * kS);
+  }
+  EXPECT_EQ(seen.size(), 4u);  // every count in the range occurs
+  SessionSpec e = s;
+  e.think = *parse_think_time("exp:2s");
+  EXPECT_EQ(e.think.kind, ThinkTime::Kind::kExponential);
+  EXPECT_GE(session_think_ns(e, 1, 3, 2), 0);
+}
+
+TEST(LevelDriverSessions, BadTurnsAndThinkTimesAreRefusedWithTheAcceptedForms) {
+  for (const char* bad : {"0", "x", "5..2", "1..", "-1", "2000"}) {
+    auto r = parse_turns(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().find("--turns"), std::string::npos);
+    EXPECT_NE(r.error().find("A..B"), std::string::npos);
+  }
+  for (const char* bad : {"fast", "3s..1s", "exp:", "-2s"}) {
+    auto r = parse_think_time(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().find("--think-time"), std::string::npos);
+    EXPECT_NE(r.error().find("exp:MEAN"), std::string::npos);
+  }
+  EXPECT_EQ(parse_think_time("2").value().a_ns, 2 * kS);  // a bare number is seconds
+  EXPECT_EQ(parse_turns("4").value().turns_max, 4);
 }
 
 }  // namespace

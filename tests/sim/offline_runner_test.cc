@@ -80,5 +80,64 @@ TEST(OfflineRunner, RejectsMalformedWorkloads) {
   EXPECT_FALSE(run_offline(cost(), EngineConfig{}, w).ok());
 }
 
+// Multi-turn sessions in virtual time: each turn prefills the whole history, so TTFT grows with
+// the turn index; with prefix caching the previous turn's prompt is served from the cache.
+OfflineLevel session_level(int64_t turns, int64_t users, int64_t requests) {
+  OfflineLevel l;
+  l.prompt_tokens = 512;
+  l.output_tokens = 64;
+  l.plan.spec = LevelSpec{LoadMode::kConcurrency, double(users), double(users), 0};
+  l.plan.measure = PhaseLimit{0, requests};
+  l.plan.sessions.enabled = true;
+  l.plan.sessions.turns_min = l.plan.sessions.turns_max = turns;
+  return l;
+}
+
+std::vector<double> ttft_by_turn(const OfflineLevelRun& run, int64_t turns) {
+  std::vector<std::vector<double>> v(static_cast<size_t>(turns));
+  for (const auto& t : run.timelines) {
+    EXPECT_TRUE(t.ok());
+    v[static_cast<size_t>(t.turn - 1)].push_back(compute_request_metrics(t).ttft_ms);
+  }
+  std::vector<double> mean;
+  for (const auto& x : v) {
+    double s = 0;
+    for (double d : x) s += d;
+    mean.push_back(x.empty() ? 0 : s / static_cast<double>(x.size()));
+  }
+  return mean;
+}
+
+TEST(OfflineRunnerSessions, PromptsGrowByTheRepliesAndTtftGrowsWithTheTurn) {
+  EngineConfig no_cache;
+  no_cache.enable_prefix_caching = false;
+  auto run = run_offline_level(cost(), no_cache, session_level(4, 1, 8));
+  ASSERT_TRUE(run.ok()) << run.error();
+  ASSERT_EQ(run->timelines.size(), 8u);
+  for (size_t i = 0; i < 8; ++i) {
+    const auto& t = run->timelines[i];
+    EXPECT_EQ(t.turn, static_cast<int32_t>(i % 4 + 1));
+    EXPECT_EQ(t.session, static_cast<int64_t>(i / 4));
+    // Turn k: 512 new tokens after k - 1 earlier prompts and their 64-token replies.
+    EXPECT_EQ(t.prompt_tokens_sent, 512 * t.turn + 64 * (t.turn - 1));
+  }
+  const std::vector<double> ttft = ttft_by_turn(*run, 4);
+  for (size_t k = 1; k < ttft.size(); ++k) EXPECT_GT(ttft[k], ttft[k - 1]) << "turn " << k + 1;
+  EXPECT_EQ(run->info.sessions_completed, 2);
+}
+
+TEST(OfflineRunnerSessions, PrefixCachingServesTheHistoryOfTheSession) {
+  EngineConfig no_cache;
+  no_cache.enable_prefix_caching = false;
+  auto cold = run_offline_level(cost(), no_cache, session_level(4, 2, 16));
+  auto warm = run_offline_level(cost(), EngineConfig{}, session_level(4, 2, 16));
+  ASSERT_TRUE(cold.ok() && warm.ok());
+  EXPECT_EQ(cold->engine.prefix_hit_tokens, 0);
+  EXPECT_GT(warm->engine.prefix_hit_tokens, 0);
+  const std::vector<double> c = ttft_by_turn(*cold, 4), w = ttft_by_turn(*warm, 4);
+  EXPECT_NEAR(w[0], c[0], 1e-6);  // the first turn has no history to reuse
+  for (size_t k = 1; k < 4; ++k) EXPECT_LT(w[k], c[k]) << "turn " << k + 1;
+}
+
 }  // namespace
 }  // namespace tokperf::sim

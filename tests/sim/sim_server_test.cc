@@ -344,5 +344,67 @@ TEST(SimServer, CarriesManyConcurrentStreams) {
   EXPECT_LT(r.engine.steps_total, 600);
 }
 
+// Sessions through the HTTP serving path: the prompt text of turn k starts with turn k-1's, so the
+// server's text-derived block hashes hit its prefix cache without any help from the client.
+BenchConfig chat_config(const SimServer& s, int requests) {
+  BenchConfig c;
+  c.target.base_url = s.base_url();
+  c.target.api = "chat";
+  c.target.model = s.served_model();
+  c.target.ignore_eos = true;
+  c.prompt.text = paragraph_words(300);
+  c.prompt.output_tokens = 12;
+  c.load.plan.levels = {LevelSpec{LoadMode::kConcurrency, 1, 1, 0}};
+  c.load.plan.measure = PhaseLimit{0, requests};
+  c.load.default_warmup = false;
+  c.load.stop_on_saturation = false;
+  c.load.timeout_ns = 20'000'000'000;
+  c.load.progress = false;
+  c.run_id = "simchat";
+  return c;
+}
+
+std::vector<RequestTimeline> run_chat(const BenchConfig& c) {
+  std::vector<RequestTimeline> got;
+  BenchRunner runner(c, *RequestBuilder::create(c.target, c.prompt),
+                     [&](const RequestTimeline& t) { got.push_back(t); });
+  EXPECT_TRUE(runner.run());
+  return got;
+}
+
+TEST(SimServer, SessionTurnsGrowByTheRepliesAndHitThePrefixCache) {
+  auto s = start_server();
+  BenchConfig c = chat_config(*s, 3);
+  c.load.sessions = parse_turns("3").value();
+  std::vector<RequestTimeline> got = run_chat(c);
+  ASSERT_EQ(got.size(), 3u);
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_TRUE(got[i].ok()) << got[i].error.message;
+    EXPECT_EQ(got[i].turn, static_cast<int32_t>(i + 1));
+  }
+  // Turn k's prompt: turn k-1's, its 12-token reply and the 300 new words.
+  EXPECT_EQ(got[0].usage_prompt_tokens, 300);
+  EXPECT_EQ(got[1].usage_prompt_tokens, 300 + 12 + 300);
+  EXPECT_EQ(got[2].usage_prompt_tokens, 2 * (300 + 12) + 300);
+  s->stop();
+  EXPECT_GT(s->report().engine.prefix_hit_tokens, 0);
+}
+
+TEST(SimServer, RequestsWithToolsGetAToolCallWhoseArgumentsCloseWithTheLastToken) {
+  auto s = start_server();
+  BenchConfig c = chat_config(*s, 2);
+  c.prompt.text = paragraph_words(50);
+  c.target.tools_json = R"([{"type":"function","function":{"name":"search"}}])";
+  std::vector<RequestTimeline> got = run_chat(c);
+  ASSERT_EQ(got.size(), 2u);
+  for (const RequestTimeline& t : got) {
+    ASSERT_TRUE(t.ok()) << t.error.message;
+    ASSERT_EQ(t.token_events.size(), 12u);  // every argument fragment is a token event
+    EXPECT_TRUE(t.tool_call_seen);
+    EXPECT_EQ(t.tool_call_ns, t.token_events.back().t_ns);
+    EXPECT_TRUE(std::isnan(compute_request_metrics(t).ttfo_ms));  // no visible content
+  }
+}
+
 }  // namespace
 }  // namespace tokperf::sim

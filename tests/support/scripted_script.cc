@@ -66,6 +66,8 @@ Status Script::apply_json(const nlohmann::json& j) {
         reasoning_tokens = v.get<int>();
       } else if (key == "tool_calls") {
         tool_calls = v.get<bool>();
+      } else if (key == "tool_json_at") {
+        tool_json_at = v.get<int>();
       } else if (key == "line_ending") {
         auto s = v.get<std::string>();
         if (s == "lf") {

@@ -187,8 +187,18 @@ std::string ScriptedServer::Impl::render(const Stream& s, const Unit& u) {
       fr = "\"" + s.finish_reason + "\"";
     } else if (u.reasoning) {
       delta = "{\"reasoning_content\":\"" + token_text(u.token_begin, u.token_count) + "\"}";
+    } else if (s.script.tool_calls && s.script.tool_json_at >= 0 &&
+               u.token_begin > s.script.tool_json_at) {
+      delta = "{\"content\":\"" + token_text(u.token_begin, u.token_count) + "\"}";
     } else if (s.script.tool_calls) {
       std::string args = token_text(u.token_begin, u.token_count);
+      const int j = s.script.tool_json_at;
+      if (j >= 0) {  // {"q": "w0 w1 ... wj "}: opens with the first token, closes at token j
+        if (u.token_begin == s.script.reasoning_tokens) args = "{\\\"q\\\": \\\"" + args;
+        if (u.token_begin <= j && j < u.token_begin + u.token_count) {
+          args += "\\\"}";
+        }
+      }
       delta =
           u.token_begin == s.script.reasoning_tokens
               ? "{\"tool_calls\":[{\"index\":0,\"id\":\"call_0\",\"type\":\"function\","
@@ -399,7 +409,9 @@ void ScriptedServer::Impl::handle_generate(HttpRequest& req, std::shared_ptr<Htt
   s->resp = resp;
   s->script = opts.script;
   s->script.ttft_ms += opts.ttft_growth_ms_per_request * static_cast<double>(index);
-  if (!opts.fault_fractions.empty()) {
+  if (auto f = opts.fault_by_index.find(index); f != opts.fault_by_index.end()) {
+    s->script.fault = f->second;
+  } else if (!opts.fault_fractions.empty()) {
     double u = uniform(opts.seed, index, 0xfa0175ULL), acc = 0;
     for (const auto& [fault, fraction] : opts.fault_fractions) {
       acc += fraction;

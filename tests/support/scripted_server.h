@@ -57,6 +57,10 @@ struct Script {
   RoleEvent role = RoleEvent::kWithFirstToken;
   int reasoning_tokens = 0;  // of the output tokens, this many come first as reasoning_content
   bool tool_calls = false;   // content tokens become tool-call argument deltas
+  // With tool_calls: the arguments form JSON {"q": "w0 w1 ... "} that opens with the first token
+  // and closes with token tool_json_at (0-based; its event completes the JSON); tokens after it
+  // come as plain content. -1: bare words, never JSON.
+  int tool_json_at = -1;
   LineEnding line_ending = LineEnding::kLf;
   int comment_every = 0;      // ": keep-alive" comment before every k-th event; 0 = none
   bool split_writes = false;  // each event in 3 pieces, the last one at the event's deadline
@@ -86,6 +90,8 @@ struct ScriptedServerOptions {
   // Fractions of chat/completions requests given each fault, chosen by request index from the seed
   // (overrides the script's fault; the per-request header still wins).
   std::map<Fault, double> fault_fractions;
+  // The fault of the request with this arrival index (overrides the fractions; the header wins).
+  std::map<uint64_t, Fault> fault_by_index;
 };
 
 // What the server did with one request.
