@@ -149,8 +149,9 @@ TEST(SessionsE2E, TurnsTakeTheirUserTextAndOutputLengthFromTheDataset) {
   const nlohmann::json q1 = {{"role", "user"}, {"content", "first q"}};
   EXPECT_EQ(bodies[0]["messages"], nlohmann::json::array({system, q1}));
   EXPECT_EQ(bodies[0]["max_tokens"], 3);
-  // Turn 2: the history (with the reply generated) plus the next entry's prompt.
-  const nlohmann::json reply = {{"role", "assistant"}, {"content", "w0 w1 w2 w3 "}};
+  // Turn 2: the history (with the reply the server generated: 3 tokens, turn 1's max_tokens, not
+  // the script's 4) plus the next entry's prompt.
+  const nlohmann::json reply = {{"role", "assistant"}, {"content", "w0 w1 w2 "}};
   const nlohmann::json q2 = {{"role", "user"}, {"content", "second q"}};
   EXPECT_EQ(bodies[1]["messages"], nlohmann::json::array({system, q1, reply, q2}));
   EXPECT_EQ(bodies[1]["max_tokens"], 5);
