@@ -17,6 +17,7 @@
 #include "cli/target_flags.h"
 #include "cli/workload_flags.h"
 #include "core/units.h"
+#include "load/loop_split.h"
 #include "sim/deployment_cli.h"
 #include "sim/sim_server.h"
 #include "sim/validation.h"
@@ -36,7 +37,26 @@ struct BenchFlags {
   bool server_metrics_given = false;
   std::string server_metrics_interval = "1s";
   int metrics_port = -1;
+  int threads = 0;  // --threads
+  bool threads_given = false;  // else default_loop_count()
 };
+
+// --threads: validated, defaulted to the machine, and capped by what the levels can share.
+void apply_threads_flag(const BenchFlags& f, BenchConfig& config, std::vector<std::string>& notes) {
+  if (f.threads_given && (f.threads < 1 || f.threads > kMaxLoops)) {
+    throw UsageError(fmt::format("--threads {} is out of range; accepted: 1 to {} event loops "
+                                 "(default: the machine's hardware threads, at most {})",
+                                 f.threads, kMaxLoops, kMaxDefaultLoops));
+  }
+  const int requested = f.threads_given ? f.threads : default_loop_count();
+  config.load.threads = run_loop_count(config.load, requested);
+  if (f.threads_given && config.load.threads < requested) {
+    notes.push_back(fmt::format("--threads {}: {} event loop{} used, as many as the largest level "
+                                "can share (slots, arrivals or --max-concurrency)",
+                                requested, config.load.threads,
+                                config.load.threads == 1 ? "" : "s"));
+  }
+}
 
 void apply_server_metrics_flags(const BenchFlags& f, BenchConfig& config) {
   config.server_metrics = f.server_metrics_given;
@@ -108,6 +128,7 @@ int run_bench(BenchFlags& flags) {
     config.deployment = sim::deployment_json(flags.sim);
   }
   std::vector<std::string> notes;
+  apply_threads_flag(flags, config, notes);
   auto ready = prepare_target(config, notes);
   if (!ready) {
     fmt::print(stderr, "tokperf: {}\n", ready.error());
@@ -143,10 +164,18 @@ void register_bench_command(CLI::App& app, CommandSet& cmds) {
                   "Expose tokperf's own live metrics (Prometheus text) on 127.0.0.1:PORT/metrics "
                   "during the run; 0 picks a free port")
       ->group(sm);
+  sub->add_option("--threads", flags->threads,
+                  fmt::format("Event loops (threads) carrying the streams, each with its own "
+                              "connections and its share of every level (default: the machine's "
+                              "hardware threads, at most {}; never more than a level's slots or "
+                              "arrivals); 1: one loop",
+                              kMaxDefaultLoops))
+      ->group("Load");
   sim::add_deployment_flags(*sub, flags->sim, "--sim-model", "Simulated target (without --url)");
   cmds.add(sub, [flags, sub] {
     flags->sim_flags_given = sim::deployment_flags_given(*sub, "--sim-model");
     flags->server_metrics_given = sub->count("--server-metrics") > 0;
+    flags->threads_given = sub->count("--threads") > 0;
     return run_bench(*flags);
   });
 }

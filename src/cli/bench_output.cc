@@ -49,6 +49,13 @@ ClientHealth health_from(const ClientSelfMeasure& m) {
   h.cpu_utilisation_pct = cpu_utilisation_pct(m.cpu_user_s, m.cpu_system_s, m.wall_s);
   h.peak_in_flight = m.peak_in_flight;
   h.stream_events_per_s = m.wall_s > 0 ? m.stream_events / m.wall_s : 0;
+  if (m.loops.size() > 1) {
+    for (const LoopSelfMeasure& l : m.loops) {
+      h.loops.push_back(loop_health(l.loop, l.loop_lag_ns, l.cpu_s, l.wall_s, l.peak_in_flight,
+                                    l.stream_events));
+    }
+    h.worst_loop = worst_loop(h.loops);
+  }
   h.warnings = client_health_warnings(h);
   return h;
 }
@@ -57,10 +64,13 @@ void print_progress(const LevelProgress& p) {
   std::string count =
       p.total > 0 ? fmt::format("{}/{}", p.done, p.total) : fmt::format("{}", p.done);
   std::string queued = p.queued > 0 ? fmt::format("  {} queued", p.queued) : "";
+  std::string loops;  // several loops: each loop's streams in flight
+  for (int64_t n : p.in_flight_by_loop) loops += fmt::format("{}{}", loops.empty() ? " (" : "/", n);
+  if (!loops.empty()) loops += " by loop)";
   fmt::print(
       stderr,
-      "\r\033[K  {:<12} {:>11} done  {} errors  {} in flight{}  TTFT p50 {}  {} tok/s  {:.0f}s",
-      p.label, count, p.errors, p.in_flight, queued, format_ms(p.ttft_p50_ms),
+      "\r\033[K  {:<12} {:>11} done  {} errors  {} in flight{}{}  TTFT p50 {}  {} tok/s  {:.0f}s",
+      p.label, count, p.errors, p.in_flight, loops, queued, format_ms(p.ttft_p50_ms),
       format_rate(p.output_tok_s), p.elapsed_s);
   std::fflush(stderr);
 }
@@ -112,6 +122,8 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
       out, "tokperf bench: {} model {} ({} API), prompt {} tokens ({}), max {} output tokens\n",
       config.target.base_url, config.target.model, config.target.api, config.prompt.input_tokens,
       config.prompt.input_tokens_note, config.prompt.output_tokens);
+  fmt::print(out, "client: {} event loop{} (--threads)\n", config.load.threads,
+             config.load.threads == 1 ? "" : "s");
 
   // tokperf's own live metrics (--metrics-port), served on a thread of its own.
   std::unique_ptr<servermetrics::LiveExposition> live;

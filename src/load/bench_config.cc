@@ -35,7 +35,8 @@ nlohmann::json load_json(const LoadConfig& l) {
           {"max_concurrency", l.plan.max_concurrency},
           {"trace_entries", l.trace.size()},
           {"timeout_s", l.timeout_ns / 1e9},
-          {"stop_on_saturation", l.stop_on_saturation}};
+          {"stop_on_saturation", l.stop_on_saturation},
+          {"threads", l.threads}};
 }
 
 nlohmann::json slo_text(const SloSpec& s) {

@@ -39,6 +39,10 @@ struct LoadConfig {
   SaturationRules saturation;
   double max_send_lag_p99_ms = 1.0;  // open loop: warn and mark the level above this
   bool progress = true;              // live progress line (only on a terminal)
+  // Event loops (threads) the live runner spreads the load over (load/loop_split.h); 1: one loop
+  // on the calling thread. `bench --threads` resolves the default and caps it by what the levels
+  // can share, so the value here is the count the run uses.
+  int threads = 1;
 };
 
 struct BenchConfig {

@@ -5,25 +5,23 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
+#include <chrono>
 #include <csignal>
+#include <thread>
 
-#include <fmt/format.h>
-
-#include "client/openai_adapter.h"
-#include "client/transport.h"
 #include "core/clock.h"
-#include "load/inflight_request.h"
+#include "load/level_driver.h"
+#include "load/loop_split.h"
 #include "metrics/stats.h"
-#include "workload/prompt.h"
 
 namespace tokperf {
 namespace {
 
-constexpr int64_t kProbePeriodNs = 10'000'000;  // client loop-lag probe
 constexpr int64_t kProgressPeriodNs = 250'000'000;
-constexpr int64_t kSecondNs = 1'000'000'000;
-constexpr int64_t kOpenLoopLeadNs = 20'000'000;  // first arrival this far after the level starts
+// Several loops: how long the calling thread waits for news before it drains the loops' records
+// anyway (loops never wake it per record: a futex wake per request would cost the loops more than
+// the queue's uncontended lock).
+constexpr auto kDrainPeriod = std::chrono::milliseconds(10);
 constexpr size_t kRecentTtfts = 256;
 
 double rusage_s(const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; }
@@ -31,250 +29,179 @@ double rusage_s(const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; }
 }  // namespace
 
 BenchRunner::BenchRunner(const BenchConfig& config, RequestBuilder builder, RecordSink on_record)
-    : config_(config), builder_(std::move(builder)), on_record_(std::move(on_record)) {
-  TransportOptions topt;
-  topt.http2 = config_.target.http2;
-  topt.verify_tls = config_.target.verify_tls;
-  transport_ = std::make_unique<Transport>(loop_, topt);
-  classifier_ = std::make_unique<ChunkClassifier>(builder_.api());
+    : config_(config), on_record_(std::move(on_record)), builder_(std::move(builder)) {
   recent_ttft_ms_.reserve(kRecentTtfts);
+  const int loops = run_loop_count(config_.load, std::max(1, config_.load.threads));
+  for (int k = 0; k < loops; ++k) mailboxes_.push_back(std::make_unique<LoopMailbox>());
+  done_.resize(loops);
 }
 
-BenchRunner::~BenchRunner() {
-  if (transport_) transport_->cancel_all();
-}
+BenchRunner::~BenchRunner() = default;
 
 bool BenchRunner::run() {
+  const int loops = static_cast<int>(mailboxes_.size());
+  for (int k = 0; k < loops; ++k) {
+    LoopWorker::Hooks hooks;
+    if (loops == 1) {
+      hooks.on_record = [this](RequestTimeline& t) { deliver(t); };
+      hooks.on_level_done = [this](int, const LevelRunInfo& info, bool ends_sweep) {
+        end_level({info}, ends_sweep);
+      };
+      hooks.on_tick = [this] { tick_progress(); };
+    } else {
+      LoopMailbox* box = mailboxes_[k].get();
+      hooks.on_record = [box](RequestTimeline& t) {
+        std::lock_guard<std::mutex> lock(box->mu);
+        box->records.push_back(std::move(t));
+      };
+      hooks.on_level_done = [this](int loop, const LevelRunInfo& info, bool ends_sweep) {
+        std::lock_guard<std::mutex> lock(mu_);
+        done_[loop] = info;
+        done_ends_sweep_ = done_ends_sweep_ || ends_sweep;
+        news_ = true;
+        wake_.notify_one();
+      };
+      hooks.on_sweep_stop = [this](int loop, size_t level, const std::string& reason) {
+        std::lock_guard<std::mutex> lock(mu_);
+        sweep_stops_.push_back({loop, level, reason});
+        news_ = true;
+        wake_.notify_one();
+      };
+    }
+    workers_.push_back(std::make_unique<LoopWorker>(k, config_, builder_, shared_,
+                                                    std::move(hooks), session_text_));
+  }
   rusage ru0{};
   getrusage(RUSAGE_SELF, &ru0);
   run_start_ns_ = mono_ns();
-  probe_deadline_ns_ = run_start_ns_ + kProbePeriodNs;
-  std::function<void()> probe = [this, &probe] {
-    int64_t now = mono_ns();
-    int64_t lag = now - probe_deadline_ns_;
-    self_.loop_lag_ns.push_back(lag);
-    second_max_lag_ns_ = std::max(second_max_lag_ns_, lag);
-    probe_deadline_ns_ += kProbePeriodNs;
-    if (probe_deadline_ns_ < now) probe_deadline_ns_ = now + kProbePeriodNs;
-    if (!finished_) loop_.add_timer_at(probe_deadline_ns_, probe);
-  };
-  loop_.add_timer_at(probe_deadline_ns_, probe);
-  std::function<void()> progress = [this, &progress] {
-    if (interrupt_requested_.load() && !interrupting_) begin_interrupt();
-    tick_progress();
-    if (!finished_) loop_.add_timer_after(kProgressPeriodNs, progress);
-  };
-  loop_.add_timer_after(kProgressPeriodNs, progress);
-  int64_t next_second = run_start_ns_ + kSecondNs;
-  std::function<void()> second = [this, &second, &next_second] {
-    tick_second();
-    next_second += kSecondNs;
-    if (!finished_) loop_.add_timer_at(next_second, second);
-  };
-  loop_.add_timer_at(next_second, second);
-
-  start_level(0);
-  while (!finished_) {
-    loop_.run_once(interrupting_ ? 50'000'000 : 100'000'000);
-    if (interrupt_requested_.load() && !interrupting_) begin_interrupt();
+  if (loops == 1) {
+    run_on_this_thread();
+  } else {
+    run_on_loop_threads();
   }
   run_end_ns_ = mono_ns();
-
   rusage ru1{};
   getrusage(RUSAGE_SELF, &ru1);
-  self_.wall_s = (run_end_ns_ - run_start_ns_) / 1e9;
   self_.cpu_user_s = rusage_s(ru1.ru_utime) - rusage_s(ru0.ru_utime);
   self_.cpu_system_s = rusage_s(ru1.ru_stime) - rusage_s(ru0.ru_stime);
-  self_.body_reads = transport_->body_reads();
-  self_.body_bytes = transport_->body_bytes();
+  collect_measures();
+  if (loop_failure_) std::rethrow_exception(loop_failure_);
   return !interrupted_;
 }
 
-void BenchRunner::interrupt() { interrupt_requested_.store(true); }
-
-void BenchRunner::begin_interrupt() {
-  interrupting_ = true;
-  interrupted_ = true;
-  if (driver_ && !driver_->level_done()) {
-    driver_->stop(mono_ns(), "interrupted");
-    if (driver_->in_flight() > 0) {
-      loop_.add_timer_after(config_.load.grace_ns, [this] { transport_->cancel_all(); });
-    }
-    pump();
-  }
+void BenchRunner::run_on_this_thread() {
+  begin_level(0, /*from_loop=*/false);
+  workers_[0]->run(run_start_ns_);
 }
 
-void BenchRunner::start_level(size_t index) {
-  level_ = index;
+void BenchRunner::run_on_loop_threads() {
+  std::vector<std::thread> threads;
+  for (auto& w : workers_) {
+    LoopWorker* worker = w.get();
+    threads.emplace_back([this, worker] {
+      try {
+        worker->run(run_start_ns_);
+      } catch (...) {
+        // A loop that cannot go on (epoll failed) stops the run; the others wind down.
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!loop_failure_) loop_failure_ = std::current_exception();
+        shared_.interrupt_requested.store(true);
+        done_[worker->index()] = LevelRunInfo{};
+        news_ = true;
+        wake_.notify_one();
+      }
+    });
+  }
+  begin_level(0, /*from_loop=*/false);
+  int64_t next_progress = mono_ns() + kProgressPeriodNs;
+  while (!finished_) {
+    std::vector<SweepStop> stops;
+    std::vector<LevelRunInfo> shares;
+    bool ends_sweep = false;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait_for(lock, kDrainPeriod, [this] { return news_; });
+      news_ = false;
+      stops.swap(sweep_stops_);
+      const bool all_done = std::all_of(done_.begin(), done_.end(),
+                                        [](const auto& d) { return d.has_value(); });
+      if (all_done) {
+        for (int k = 0; k < level_shares_; ++k) shares.push_back(*done_[k]);
+        for (auto& d : done_) d.reset();
+        ends_sweep = std::exchange(done_ends_sweep_, false);
+      }
+    }
+    // One loop's share saturated: the level (and the sweep) stops on every loop.
+    for (const SweepStop& s : stops) {
+      for (auto& w : workers_) {
+        if (w->index() == s.loop) continue;
+        LoopWorker* other = w.get();
+        other->loop().post([other, s] { other->stop_level(s.level, s.reason); });
+      }
+    }
+    // Records queued before a loop reported its level done are in its mailbox by now.
+    drain_mailboxes();
+    if (mono_ns() >= next_progress) {
+      tick_progress();
+      next_progress = mono_ns() + kProgressPeriodNs;
+    }
+    if (!shares.empty()) end_level(std::move(shares), ends_sweep);
+  }
+  for (auto& w : workers_) {
+    LoopWorker* worker = w.get();
+    worker->loop().post([worker] { worker->finish(); });
+  }
+  for (auto& t : threads) t.join();
+  drain_mailboxes();
+}
+
+void BenchRunner::begin_level(size_t level, bool from_loop) {
+  level_ = level;
+  level_shares_ = level_share_count(config_.load, level, static_cast<int>(workers_.size()));
   level_start_ns_ = mono_ns();
-  done_ = errors_ = output_tokens_ = 0;
+  done_count_ = errors_ = output_tokens_ = 0;
   recent_ttft_ms_.clear();
   recent_next_ = 0;
-  sessions_.clear();
-  driver_.emplace(make_level_plan(config_.load, index), level_start_ns_, kOpenLoopLeadNs);
-  infos_.push_back(driver_->info());
+  // The whole level's schedule figures, as one driver pacing all of it has them at its start.
+  level_whole_ = LevelDriver(make_level_plan(config_.load, level), level_start_ns_,
+                             LoopWorker::kOpenLoopLeadNs)
+                     .info();
+  infos_.push_back(level_whole_);
   if (on_level_start_) on_level_start_(infos_.back());
-  pump();
-}
-
-void BenchRunner::pump() {
-  if (pumping_) {
-    pump_again_ = true;
-    return;
-  }
-  pumping_ = true;
-  do {
-    pump_again_ = false;
-    if (!driver_ || driver_->level_done()) break;
-    while (std::optional<SendOrder> order = driver_->next_send(mono_ns())) send(*order);
-    if (driver_->take_cancel_cooldown()) {
-      // Cool-down requests still running once every measured one has finished have done their job.
-      std::vector<uint64_t> ids;
-      for (InflightRequest* r : active_) {
-        if (r->timeline().phase == Phase::kCooldown) ids.push_back(r->transfer_id());
-      }
-      for (uint64_t id : ids) transport_->cancel(id);  // each finishes at once: pump_again_
-    }
-  } while (pump_again_);
-  pumping_ = false;
-  if (!driver_) return;
-  const int64_t wake = driver_->wake_at();
-  if (wake != wake_timer_at_) {
-    if (wake_timer_at_ >= 0) loop_.cancel_timer(wake_timer_);
-    wake_timer_at_ = wake;
-    if (wake >= 0) {
-      wake_timer_ = loop_.add_timer_at(wake, [this] {
-        wake_timer_at_ = -1;
-        pump();
+  const int64_t start = level_start_ns_;
+  const int shares = level_shares_;
+  for (auto& w : workers_) {
+    LoopWorker* worker = w.get();
+    if (from_loop) {
+      worker->start_level(level, shares, start);  // the one loop, on its own thread
+    } else {
+      worker->loop().post([worker, level, shares, start] {
+        worker->start_level(level, shares, start);
       });
     }
   }
-  if (driver_->level_done()) finish_level();
 }
 
-void BenchRunner::send(const SendOrder& order) {
-  InflightRequest* r;
-  if (idle_.empty()) {
-    pool_.push_back(std::make_unique<InflightRequest>(
-        classifier_.get(), [this](InflightRequest* done) { on_request_done(done); }));
-    r = pool_.back().get();
-  } else {
-    r = idle_.back();
-    idle_.pop_back();
-  }
-  active_.insert(r);
-  RequestTimeline tl;
-  tl.phase = order.phase;
-  tl.intended_ns = order.intended_ns;
-  tl.seq = seq_++;
-  tl.request_id = fmt::format("{}-{}", config_.run_id, tl.seq);
-  tl.level = static_cast<int>(level_);
-  tl.prompt_tokens_sent = config_.prompt.input_tokens;
-  StreamRequest req;
-  req.url = builder_.url();
-  req.headers = builder_.headers(tl.request_id);
-  tl.requested_input_tokens = config_.prompt.input_tokens;
-  tl.requested_output_tokens = config_.prompt.output_tokens;
-  std::string prefix;
-  if (config_.prompt.unique_prefix && !config_.workload) {
-    prefix = unique_prefix(std::hash<std::string>{}(config_.run_id), tl.seq);
-  }
-  if (order.session >= 0) {
-    req.body = session_body(order, tl);
-  } else if (config_.workload) {
-    // The workload's own request: a replayed entry by its schedule index, else the seq-th.
-    const Workload& w = *config_.workload;
-    const RequestSpec s = order.index >= 0 && w.timed_count() > 0
-                              ? w.timed_at(static_cast<size_t>(order.index))
-                              : w.at(tl.seq);
-    const int64_t max_tokens = s.output_tokens > 0 ? s.output_tokens : config_.prompt.output_tokens;
-    req.body = s.messages.empty() ? builder_.body_for("", s.prompt, max_tokens)
-                                  : builder_.body_messages(s.messages, max_tokens);
-    tl.prompt_tokens_sent = s.input_tokens;
-    tl.requested_input_tokens = s.input_tokens;
-    tl.requested_output_tokens = max_tokens;
-    tl.prefix_group = s.prefix_group;
-  } else if (order.index >= 0 && !config_.load.trace.empty()) {
-    const TraceEntry& e = config_.load.trace[static_cast<size_t>(order.index)];
-    int64_t max_tokens = e.output_tokens > 0 ? e.output_tokens : config_.prompt.output_tokens;
-    req.body = builder_.body_for(prefix, e.prompt, max_tokens);
-    tl.prompt_tokens_sent = e.input_tokens;
-    tl.requested_input_tokens = e.input_tokens;
-    tl.requested_output_tokens = max_tokens;
-  } else {
-    req.body = builder_.body(prefix);
-  }
-  req.timeout_ns = config_.load.timeout_ns;
-  self_.peak_in_flight = std::max(self_.peak_in_flight, static_cast<int64_t>(active_.size()));
-  const bool keep_reply = tl.session >= 0;
-  tl.tools_sent = builder_.sends_tools();
-  r->start(std::move(tl), req, *transport_, keep_reply);
-}
-
-std::string BenchRunner::session_body(const SendOrder& order, RequestTimeline& tl) {
-  SessionHistory& h = sessions_[order.session];
-  tl.session = order.session;
-  tl.turn = static_cast<int32_t>(order.turn);
-  int64_t max_tokens = -1;
-  int64_t turn_tokens = config_.prompt.input_tokens;  // this turn's own prompt (without history)
-  if (session_text_) {
-    h.pending_user = session_text_(static_cast<int>(level_), order.session, order.turn);
-  } else if (config_.workload) {
-    // Each turn's user text and output length come from the workload (dataset or synthetic
-    // lengths), the request's seq-th spec as for single requests; the history still grows.
-    const RequestSpec s = config_.workload->at(tl.seq);
-    // The first turn opens with the spec's whole conversation (a system prompt, earlier
-    // exchanges); later turns add its last message as the user's next prompt.
-    h.pending_user = s.messages.empty() ? s.prompt : s.messages.back().content;
-    if (order.turn == 1 && s.messages.size() > 1) {
-      h.messages.assign(s.messages.begin(), s.messages.end() - 1);
-    }
-    max_tokens = s.output_tokens > 0 ? s.output_tokens : config_.prompt.output_tokens;
-    turn_tokens = order.turn == 1 || s.messages.size() <= 1 ? s.input_tokens : -1;
-    tl.requested_output_tokens = max_tokens;
-    tl.requested_input_tokens = s.input_tokens;
-    tl.prefix_group = s.prefix_group;
-  } else {
-    h.pending_user.clear();
-    if (order.turn == 1 && config_.prompt.unique_prefix) {
-      h.pending_user = unique_prefix(std::hash<std::string>{}(config_.run_id), tl.seq);
-    }
-    h.pending_user += config_.prompt.text;
-  }
-  // The prompt grows by the history: earlier prompts plus the replies actually generated.
-  tl.prompt_tokens_sent = -1;
-  if (order.turn == 1) {
-    tl.prompt_tokens_sent = turn_tokens;
-  } else if (h.tokens_known && turn_tokens > 0 && !session_text_) {
-    tl.prompt_tokens_sent = h.tokens + turn_tokens;
-  }
-  std::vector<ChatMessage> messages = h.messages;
-  messages.push_back(ChatMessage{"user", h.pending_user});
-  return builder_.body_messages(messages, max_tokens);
-}
-
-void BenchRunner::session_turn_done(InflightRequest* r) {
-  const RequestTimeline& tl = r->timeline();
-  auto it = sessions_.find(tl.session);
-  if (it == sessions_.end()) return;
-  if (!driver_ || !driver_->session_open(tl.session)) {
-    sessions_.erase(it);  // ended (last turn, failure) or cut
+void BenchRunner::end_level(std::vector<LevelRunInfo> shares, bool ends_sweep) {
+  if (finished_) return;
+  infos_.back() = shares.size() == 1 ? std::move(shares.front())
+                                     : merge_level_shares(shares, level_whole_,
+                                                          config_.load.max_send_lag_p99_ms);
+  tick_progress();
+  if (on_level_end_) on_level_end_(infos_.back());
+  const bool interrupted = shared_.interrupt_requested.load();
+  if (!interrupted && !ends_sweep && level_ + 1 < config_.load.plan.levels.size()) {
+    begin_level(level_ + 1, /*from_loop=*/workers_.size() == 1);
     return;
   }
-  SessionHistory& h = it->second;
-  const RequestMetrics m = compute_request_metrics(tl);
-  h.tokens_known = m.prompt_tokens >= 0;
-  h.tokens = m.prompt_tokens + m.output_tokens;
-  h.messages.push_back(ChatMessage{"user", std::move(h.pending_user)});
-  h.messages.push_back(ChatMessage{"assistant", r->reply_text()});
-  h.pending_user.clear();
+  interrupted_ = interrupted;
+  finished_ = true;
+  if (workers_.size() == 1) workers_[0]->finish();
 }
 
-void BenchRunner::on_request_done(InflightRequest* r) {
-  self_.stream_events += r->stream_events();
-  RequestTimeline& tl = r->timeline();
-  if (tl.phase == Phase::kMeasure) {
-    done_++;
+void BenchRunner::deliver(const RequestTimeline& tl) {
+  if (tl.phase == Phase::kMeasure && tl.level == static_cast<int>(level_)) {
+    done_count_++;
     if (!tl.ok()) errors_++;
     if (!tl.token_events.empty()) {
       double ttft = ns_to_ms(tl.token_events.front().t_ns - tl.send_ns);
@@ -289,36 +216,18 @@ void BenchRunner::on_request_done(InflightRequest* r) {
                           : static_cast<int64_t>(tl.token_events.size());
   }
   on_record_(tl);
-  active_.erase(r);
-  idle_.push_back(r);
-  if (driver_) driver_->on_finished(mono_ns(), tl.phase, tl.error.kind, tl.session);
-  if (tl.session >= 0) session_turn_done(r);
-  pump();
 }
 
-void BenchRunner::finish_level() {
-  if (finished_ || !driver_) return;
-  LevelDriver driver = std::move(*driver_);
-  driver_.reset();
-  if (wake_timer_at_ >= 0) loop_.cancel_timer(wake_timer_);
-  wake_timer_at_ = -1;
-  infos_.back() = driver.info();
-  tick_progress();
-  if (on_level_end_) on_level_end_(infos_.back());
-  if (!interrupting_ && !driver.ends_sweep() && level_ + 1 < config_.load.plan.levels.size()) {
-    start_level(level_ + 1);
-  } else {
-    finished_ = true;
+void BenchRunner::drain_mailboxes() {
+  std::vector<RequestTimeline> batch;
+  for (auto& box : mailboxes_) {
+    {
+      std::lock_guard<std::mutex> lock(box->mu);
+      batch.swap(box->records);
+    }
+    for (const RequestTimeline& t : batch) deliver(t);
+    batch.clear();
   }
-}
-
-void BenchRunner::tick_second() {
-  RunnerSample s;
-  s.t_ns = mono_ns();
-  s.loop_lag_ms = ns_to_ms(second_max_lag_ns_);
-  s.client_queue = driver_ ? driver_->queued() : 0;
-  samples_.push_back(s);
-  second_max_lag_ns_ = 0;
 }
 
 void BenchRunner::tick_progress() {
@@ -326,15 +235,35 @@ void BenchRunner::tick_progress() {
   LevelProgress p;
   p.level = static_cast<int>(level_);
   p.label = config_.load.plan.levels[level_].label();
-  p.done = done_;
+  p.done = done_count_;
   p.total = config_.load.plan.measure.requests;
   p.errors = errors_;
-  p.in_flight = static_cast<int64_t>(active_.size());
-  p.queued = driver_ ? driver_->queued() : 0;
+  p.in_flight = shared_.in_flight.load(std::memory_order_relaxed);
+  for (auto& w : workers_) p.queued += w->queued_now();
   p.elapsed_s = (mono_ns() - level_start_ns_) / 1e9;
   if (!recent_ttft_ms_.empty()) p.ttft_p50_ms = percentile(recent_ttft_ms_, 50);
   p.output_tok_s = p.elapsed_s > 0 ? output_tokens_ / p.elapsed_s : 0;
+  if (workers_.size() > 1) {
+    for (auto& w : workers_) p.in_flight_by_loop.push_back(w->in_flight_now());
+  }
   progress_(p);
+}
+
+void BenchRunner::collect_measures() {
+  self_.wall_s = (run_end_ns_ - run_start_ns_) / 1e9;
+  self_.peak_in_flight = shared_.peak_in_flight.load();
+  self_.loops.clear();
+  loop_samples_.clear();
+  for (auto& w : workers_) {
+    const LoopSelfMeasure& m = w->self_measure();
+    self_.loops.push_back(m);
+    self_.loop_lag_ns.insert(self_.loop_lag_ns.end(), m.loop_lag_ns.begin(), m.loop_lag_ns.end());
+    self_.stream_events += m.stream_events;
+    self_.body_reads += m.body_reads;
+    self_.body_bytes += m.body_bytes;
+    loop_samples_.push_back(w->samples());
+  }
+  samples_ = loop_samples_.size() == 1 ? loop_samples_.front() : merge_loop_samples(loop_samples_);
 }
 
 namespace {

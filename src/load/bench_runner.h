@@ -12,40 +12,42 @@
 // These rules, the client queue, ramps and early stop live in the clock-free LevelDriver
 // (load/level_driver.h), which the simulator's virtual-time runner drives too; this class owns the
 // clock, the timers and the sockets.
-// Every finished request goes to the sink at once, so nothing is lost on a crash or Ctrl-C.
-// One event-loop thread carries every stream. Definitions: docs/LOAD.md, docs/metrics.md.
+// Several event loops (`--threads N`, BenchConfig::load.threads): loop k runs on a thread of its
+// own with its own connections and paces share k of every level (load/loop_worker.h,
+// load/loop_split.h); levels start in lockstep (a barrier: level L+1 starts on every loop at one
+// shared time once every loop has finished level L), and what the loops report is merged into
+// what one loop would have reported. With one loop, the loop runs on the calling thread.
+// Every finished request goes to the sink at once (one loop) or within 10 ms (several: each loop
+// queues its records and the calling thread hands them to the sink), so nothing is lost on a crash
+// or Ctrl-C. Definitions: docs/LOAD.md, docs/metrics.md.
 //
-// Thread rules: run() blocks the calling thread and runs the loop on it; interrupt() may be called
-// from any thread or a signal handler.
+// Thread rules: run() blocks the calling thread; the record, progress and level sinks all run on
+// that thread (never two at once, so they need no locks). interrupt() may be called from any
+// thread or a signal handler. The session text source runs on the loops' threads.
 #pragma once
 
-#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "client/request_builder.h"
 #include "load/bench_config.h"
-#include "load/level_driver.h"
 #include "load/level_run_info.h"
+#include "load/loop_worker.h"
 #include "metrics/request_record.h"
 #include "metrics/timeseries.h"
-#include "net/event_loop.h"
 
 namespace tokperf {
 
-class ChunkClassifier;
-class InflightRequest;
-class Transport;
-
-// What the client measured about itself during a run (its own health).
+// What the client measured about itself during a run (its own health), merged over its loops.
 struct ClientSelfMeasure {
-  std::vector<int64_t> loop_lag_ns;  // lateness of a 10 ms probe timer
+  std::vector<int64_t> loop_lag_ns;  // lateness of a 10 ms probe timer, every loop's samples
   double cpu_user_s = 0;
   double cpu_system_s = 0;
   double wall_s = 0;
@@ -53,6 +55,7 @@ struct ClientSelfMeasure {
   uint64_t stream_events = 0;
   uint64_t body_reads = 0;
   uint64_t body_bytes = 0;
+  std::vector<LoopSelfMeasure> loops;  // each loop's own figures, by loop index
 };
 
 struct LevelProgress {
@@ -66,6 +69,7 @@ struct LevelProgress {
   double ttft_p50_ms = 0;  // over the last finished requests
   double output_tok_s = 0;
   double elapsed_s = 0;
+  std::vector<int64_t> in_flight_by_loop;  // several loops: each loop's streams open; else empty
 };
 
 class BenchRunner {
@@ -99,81 +103,79 @@ class BenchRunner {
   bool run();
   // Thread- and signal-safe: stop sending, let in-flight requests finish within the grace period,
   // then cancel them.
-  void interrupt();
+  void interrupt() { shared_.interrupt_requested.store(true); }
 
+  // The loops this run uses: load.threads capped by what its levels can share (run_loop_count).
+  int loops() const { return static_cast<int>(mailboxes_.size()); }
   const ClientSelfMeasure& self_measure() const { return self_; }
   const std::vector<LevelRunInfo>& levels() const { return infos_; }
+  // Per-second samples, merged over the loops (merge_loop_samples), and each loop's own.
   const std::vector<RunnerSample>& samples() const { return samples_; }
+  const std::vector<std::vector<RunnerSample>>& loop_samples() const { return loop_samples_; }
   int64_t run_start_ns() const { return run_start_ns_; }
   int64_t run_end_ns() const { return run_end_ns_; }
 
  private:
-  void start_level(size_t index);
-  // Starts what the driver orders now, cancels finished-with cool-down, arms the driver's wake-up
-  // timer and moves to the next level when this one is done. Re-entrant calls (a cancel finishes
-  // a request at once) are folded into the running one.
-  void pump();
-  void on_request_done(InflightRequest* r);
-  void finish_level();
-  void tick_second();
+  // Per loop, what the calling thread collects from it (several loops only).
+  struct LoopMailbox {
+    std::mutex mu;
+    std::vector<RequestTimeline> records;  // finished, not yet handed to the sink
+  };
+  void run_on_this_thread();
+  void run_on_loop_threads();
+  // Starts `level` on every loop; from_loop: called on the (only) loop's thread inside run().
+  void begin_level(size_t level, bool from_loop);
+  // Every loop finished the level: merge, report, then the next level or the end.
+  void end_level(std::vector<LevelRunInfo> shares, bool ends_sweep);
+  void deliver(const RequestTimeline& t);
+  void drain_mailboxes();
   void tick_progress();
-  void begin_interrupt();
-  void send(const SendOrder& order);
-  // A session turn's body: its history plus the new user text; fills the timeline's session fields.
-  std::string session_body(const SendOrder& order, RequestTimeline& tl);
-  void session_turn_done(InflightRequest* r);
+  void collect_measures();
 
   BenchConfig config_;
-  RequestBuilder builder_;
   RecordSink on_record_;
   ProgressSink progress_;
   LevelSink on_level_start_, on_level_end_;
-  EventLoop loop_;
-  std::unique_ptr<Transport> transport_;
-  std::unique_ptr<ChunkClassifier> classifier_;
-  std::vector<std::unique_ptr<InflightRequest>> pool_;
-  std::vector<InflightRequest*> idle_;
-  std::unordered_set<InflightRequest*> active_;
+  SessionTextSource session_text_;
+  RequestBuilder builder_;
+  LoopShared shared_;
+  std::vector<std::unique_ptr<LoopWorker>> workers_;
+  std::vector<std::unique_ptr<LoopMailbox>> mailboxes_;
 
-  // The level being run: its rules live in the driver; the runner owns the clock and sockets.
   size_t level_ = 0;
+  int level_shares_ = 1;
   int64_t level_start_ns_ = 0;
-  std::optional<LevelDriver> driver_;
-  uint64_t wake_timer_ = 0;
-  int64_t wake_timer_at_ = -1;  // -1: not armed
-  bool pumping_ = false, pump_again_ = false;
-  uint64_t seq_ = 0;
-  int64_t second_max_lag_ns_ = 0;
-
-  bool interrupting_ = false;
-  bool interrupted_ = false;
+  LevelRunInfo level_whole_;  // the whole level's driver info at its start (schedule figures)
   bool finished_ = false;
-  std::atomic<bool> interrupt_requested_{false};
+  bool interrupted_ = false;
 
-  // Progress of the current level.
-  int64_t done_ = 0;
+  // Several loops: what the loops told the calling thread, under mu_.
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool news_ = false;
+  std::vector<std::optional<LevelRunInfo>> done_;  // this level's share infos, by loop
+  bool done_ends_sweep_ = false;
+  struct SweepStop {
+    int loop;
+    size_t level;
+    std::string reason;
+  };
+  std::vector<SweepStop> sweep_stops_;
+  std::exception_ptr loop_failure_;
+
+  // Progress of the current level, from the records handed to the sink.
+  int64_t done_count_ = 0;
   int64_t errors_ = 0;
   int64_t output_tokens_ = 0;
   std::vector<double> recent_ttft_ms_;
   size_t recent_next_ = 0;
 
-  // Sessions of the current level: the conversation so far, by SendOrder::session.
-  struct SessionHistory {
-    std::vector<ChatMessage> messages;  // every finished turn: user text, then the reply
-    std::string pending_user;           // the user text of the turn in flight
-    int64_t tokens = 0;                 // prompt + output tokens of the last finished turn
-    bool tokens_known = true;
-  };
-  std::unordered_map<int64_t, SessionHistory> sessions_;
-  SessionTextSource session_text_;
-
   std::vector<LevelRunInfo> infos_;
   std::vector<RunnerSample> samples_;
+  std::vector<std::vector<RunnerSample>> loop_samples_;
   ClientSelfMeasure self_;
-  int64_t probe_deadline_ns_ = 0;
   int64_t run_start_ns_ = 0, run_end_ns_ = 0;
 };
-
 // Makes SIGINT/SIGTERM call runner->interrupt() (a second signal exits at once with 130).
 // Returns a guard that restores the default handlers when destroyed.
 std::shared_ptr<void> install_signal_stop(BenchRunner* runner);

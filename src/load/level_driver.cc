@@ -341,21 +341,24 @@ void LevelDriver::check_done(int64_t now) {
   if (nothing_to_send && in_flight_ == 0) finalize(now);
 }
 
+void finish_open_loop_figures(LevelRunInfo& info, double max_send_lag_p99_ms) {
+  if (info.measured_sent > 1 && info.last_measured_send_ns > info.first_measured_send_ns) {
+    info.achieved_rate_rps =
+        static_cast<double>(info.measured_sent - 1) /
+        (static_cast<double>(info.last_measured_send_ns - info.first_measured_send_ns) / 1e9);
+  }
+  std::vector<double> lag_ms;
+  lag_ms.reserve(info.send_lag_ns.size());
+  for (int64_t ns : info.send_lag_ns) lag_ms.push_back(static_cast<double>(ns) / 1e6);
+  if (!lag_ms.empty() && percentile(std::move(lag_ms), 99) > max_send_lag_p99_ms) {
+    info.send_lag_exceeded = true;
+  }
+}
+
 void LevelDriver::finalize(int64_t now) {
   done_ = true;
   info_.end_ns = now;
-  if (!plan_.open_loop) return;
-  if (info_.measured_sent > 1 && info_.last_measured_send_ns > info_.first_measured_send_ns) {
-    info_.achieved_rate_rps =
-        static_cast<double>(info_.measured_sent - 1) /
-        (static_cast<double>(info_.last_measured_send_ns - info_.first_measured_send_ns) / 1e9);
-  }
-  std::vector<double> lag_ms;
-  lag_ms.reserve(info_.send_lag_ns.size());
-  for (int64_t ns : info_.send_lag_ns) lag_ms.push_back(static_cast<double>(ns) / 1e6);
-  if (!lag_ms.empty() && percentile(std::move(lag_ms), 99) > plan_.max_send_lag_p99_ms) {
-    info_.send_lag_exceeded = true;
-  }
+  if (plan_.open_loop) finish_open_loop_figures(info_, plan_.max_send_lag_p99_ms);
 }
 
 int64_t LevelDriver::wake_at() const {

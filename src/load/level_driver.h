@@ -86,6 +86,11 @@ LevelPlan make_level_plan(const LoadConfig& load, size_t level, LevelShare share
 // This share of a whole number x split n ways: floor((k+1)x/n) - floor(kx/n).
 int64_t share_of(int64_t x, const LevelShare& share);
 
+// Open loop, once every measured send is known: the achieved rate (measured sends over their span)
+// and whether the send-lag P99 exceeded the bound. The driver calls it when its level ends; a
+// caller merging shares (load/loop_split.h) calls it on the merged info, so both agree exactly.
+void finish_open_loop_figures(LevelRunInfo& info, double max_send_lag_p99_ms);
+
 // A request the caller must start now.
 struct SendOrder {
   Phase phase = Phase::kMeasure;

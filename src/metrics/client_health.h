@@ -38,6 +38,28 @@ struct NoiseFloor {
   bool measured() const { return timer_samples > 0 || round_trips > 0; }
 };
 
+// One event loop's own figures, when a run uses several (`bench --threads N`).
+struct LoopHealth {
+  int loop = 0;
+  int64_t loop_lag_samples = 0;
+  double loop_lag_p50_ms = std::numeric_limits<double>::quiet_NaN();
+  double loop_lag_p99_ms = std::numeric_limits<double>::quiet_NaN();
+  double loop_lag_max_ms = std::numeric_limits<double>::quiet_NaN();
+  double cpu_s = 0;  // this loop thread's CPU time
+  double wall_s = 0;
+  double cpu_utilisation_pct = std::numeric_limits<double>::quiet_NaN();  // of one core
+  int64_t peak_in_flight = 0;
+  double stream_events_per_s = 0;
+};
+
+// A loop's figures from its probe-timer lateness samples (ns) and counters.
+LoopHealth loop_health(int loop, const std::vector<int64_t>& lag_ns, double cpu_s, double wall_s,
+                       int64_t peak_in_flight, uint64_t stream_events);
+
+// The loop most likely to have distorted the figures: the highest lag P99, then the busiest
+// thread; -1 when there are none.
+int worst_loop(const std::vector<LoopHealth>& loops);
+
 struct ClientHealth {
   // Event-loop lag: how late timers fired compared with when they were due.
   int64_t loop_lag_samples = 0;
@@ -61,6 +83,11 @@ struct ClientHealth {
 
   NoiseFloor noise_floor;  // taken before the run (live bench only)
 
+  // Several event loops: each loop's figures (the fields above merge them: every loop's lag
+  // samples, the whole process's CPU) and the worst loop (worst_loop()); empty / -1 with one.
+  std::vector<LoopHealth> loops;
+  int worst_loop = -1;
+
   // Filled from client_health_warnings() by whoever assembles the summary.
   std::vector<std::string> warnings;
 };
@@ -69,6 +96,8 @@ struct ClientHealth {
 double cpu_utilisation_pct(double cpu_user_s, double cpu_system_s, double wall_s);
 
 // One sentence per threshold crossed, each naming the figure and the threshold; empty when healthy.
+// With several loops, a lag or stall is judged on the worst loop and CPU on the busiest loop's
+// thread (a process with N loops may use N cores), and the sentence names that loop.
 // NaN figures (not measured) never warn. When distortable_ms is known, a lag or stall warns only
 // when it is also a material share of it (kLagMaterialShare, kStallMaterialShare), and a busy CPU
 // only when the lag it causes is material (the lag is the direct evidence; CPU is its cause).

@@ -189,6 +189,25 @@ static json noise_floor_json(const NoiseFloor& f) {
           {"error", f.error}};
 }
 
+// Several event loops: each loop's own figures; null with one loop.
+static json loops_health_json(const ClientHealth& h) {
+  if (h.loops.size() <= 1) return nullptr;
+  json a = json::array();
+  for (const LoopHealth& l : h.loops) {
+    a.push_back({{"loop", l.loop},
+                 {"loop_lag_ms",
+                  {{"count", l.loop_lag_samples},
+                   {"p50", json_number_or_null(l.loop_lag_p50_ms)},
+                   {"p99", json_number_or_null(l.loop_lag_p99_ms)},
+                   {"max", json_number_or_null(l.loop_lag_max_ms)}}},
+                 {"cpu_s", json_number_or_null(l.cpu_s)},
+                 {"cpu_utilisation_pct", json_number_or_null(l.cpu_utilisation_pct)},
+                 {"peak_in_flight", l.peak_in_flight},
+                 {"stream_events_per_s", json_number_or_null(l.stream_events_per_s)}});
+  }
+  return a;
+}
+
 json client_health_json(const ClientHealth& h) {
   return {
       {"loop_lag_ms",
@@ -205,6 +224,8 @@ json client_health_json(const ClientHealth& h) {
       {"stream_events_per_s", json_number_or_null(h.stream_events_per_s)},
       {"distortable_ms", json_number_or_null(h.distortable_ms)},
       {"noise_floor", noise_floor_json(h.noise_floor)},
+      {"loops", loops_health_json(h)},
+      {"worst_loop", h.worst_loop >= 0 ? json(h.worst_loop) : json(nullptr)},
       {"warnings", h.warnings},
   };
 }

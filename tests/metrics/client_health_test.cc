@@ -93,5 +93,36 @@ TEST(ClientHealth, MaterialShareBoundariesAreInclusive) {
   EXPECT_EQ(client_health_warnings(h).size(), 1u);
 }
 
+TEST(ClientHealth, SeveralLoopsAreJudgedByTheWorstLoopWhichIsNamed) {
+  // Two loops: loop 2's probes were late, loop 1's were not. Merged, the lag P99 looks fine (most
+  // samples are loop 1's); the warning speaks of loop 2, and a process CPU above one core (two
+  // loop threads) is not itself a warning: each thread is judged against its own core.
+  ClientHealth h;
+  h.loop_lag_p99_ms = 0.6;
+  h.loop_lag_max_ms = 4;
+  h.cpu_utilisation_pct = 130;
+  std::vector<int64_t> calm(200, 100'000), late(200, 100'000);
+  for (int i = 0; i < 10; ++i) late[i] = 3'000'000;  // 5% of loop 2's probes 3 ms late
+  h.loops.push_back(loop_health(0, calm, 0.6, 1.0, 40, 1000));
+  h.loops.push_back(loop_health(1, late, 0.7, 1.0, 38, 900));
+  h.worst_loop = worst_loop(h.loops);
+  EXPECT_EQ(h.worst_loop, 1);
+  EXPECT_DOUBLE_EQ(h.loops[1].cpu_utilisation_pct, 70);
+  EXPECT_DOUBLE_EQ(h.loops[0].stream_events_per_s, 1000);
+  EXPECT_DOUBLE_EQ(h.loops[1].loop_lag_max_ms, 3);
+  auto w = client_health_warnings(h);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("client loop 2 of 2 event-loop lag P99"), std::string::npos) << w[0];
+
+  // A loop thread near a full core warns, naming that loop.
+  h.loops[0] = loop_health(0, calm, 0.95, 1.0, 40, 1000);
+  w = client_health_warnings(h);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_NE(w[1].find("client loop 1 of 2 thread's CPU use was 95%"), std::string::npos) << w[1];
+  EXPECT_NE(w[1].find("--threads"), std::string::npos) << w[1];
+}
+
+TEST(ClientHealth, WorstLoopOfNoneIsNone) { EXPECT_EQ(worst_loop({}), -1); }
+
 }  // namespace
 }  // namespace tokperf
