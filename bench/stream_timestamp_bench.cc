@@ -3,8 +3,13 @@
 // --itl-ms; for every event, error = client arrival stamp − the server's send time (both
 // CLOCK_MONOTONIC). Measured side by side with a minimal epoll reader that only timestamps reads
 // (the floor: what any client on this machine could do). Prints one JSON object per (client, N).
+// --rounds R > 1 measures churn: every stream is refilled the moment it ends (a closed loop whose
+// streams all start in phase), R requests per slot, as closed-loop users run it; the floor refills
+// its connections the same way (keep-alive). --threads T runs tokperf on T event loops (several
+// values compare them in one run); the CPU figure is the loop threads' own.
 //
 //   stream_timestamp_bench --streams 250,500,1000,2000 --itl-ms 20 --tokens 100
+//   stream_timestamp_bench --streams 500,1000 --rounds 4 --threads 1,2
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -46,9 +51,12 @@ double thread_cpu_s() {
 
 struct Outcome {
   std::vector<double> err_ms;  // client stamp − server send, per token event
-  double cpu_s = 0;            // client thread CPU
+  std::vector<double> first_err_ms;  // the same for each stream's first token event
+  double cpu_s = 0;            // client thread CPU (tokperf: its loop threads')
   uint64_t events = 0;
   int64_t streams_ok = 0;
+  int64_t requests = 0;  // sent (all rounds)
+  int loops = 1;
 };
 
 ScriptedServerOptions server_options(int tokens, double itl_ms) {
@@ -61,7 +69,7 @@ ScriptedServerOptions server_options(int tokens, double itl_ms) {
 }
 
 // tokperf's own client: BenchRunner (libcurl multi + SSE parser + classifier + timeline).
-Outcome run_tokperf(int streams, int tokens, double itl_ms) {
+Outcome run_tokperf(int streams, int tokens, double itl_ms, int rounds, int threads) {
   ScriptedServer server(server_options(tokens, itl_ms));
   if (!server.start()) std::abort();
   BenchConfig c;
@@ -72,18 +80,21 @@ Outcome run_tokperf(int streams, int tokens, double itl_ms) {
   c.prompt.text = "hello";
   c.prompt.output_tokens = tokens;
   c.load.plan.levels = {LevelSpec{LoadMode::kConcurrency, double(streams), double(streams), 0}};
-  c.load.plan.measure = PhaseLimit{0, streams};  // default warm-up: one per slot opens every connection
+  // Default warm-up: one per slot opens every connection; then `rounds` refills per slot.
+  c.load.plan.measure = PhaseLimit{0, static_cast<int64_t>(streams) * rounds};
   c.load.progress = false;
+  c.load.threads = threads;
   c.run_id = "bench";
   std::vector<RequestTimeline> measured;
   BenchRunner runner(c, *RequestBuilder::create(c.target, c.prompt), [&](const RequestTimeline& t) {
     if (t.phase == Phase::kMeasure) measured.push_back(t);
   });
-  double cpu0 = thread_cpu_s();
   runner.run();
   Outcome out;
-  out.cpu_s = thread_cpu_s() - cpu0;
+  for (const LoopSelfMeasure& l : runner.self_measure().loops) out.cpu_s += l.cpu_s;
   out.events = runner.self_measure().stream_events;
+  out.requests = static_cast<int64_t>(measured.size());
+  out.loops = runner.loops();
   std::unordered_map<std::string, const RequestTimeline*> by_id;
   for (const auto& t : measured) by_id[t.request_id] = &t;
   for (const auto& rec : server.records()) {
@@ -95,19 +106,23 @@ Outcome run_tokperf(int streams, int tokens, double itl_ms) {
     for (size_t i = 0; i < t.token_events.size(); ++i) {
       out.err_ms.push_back(ns_to_ms(t.token_events[i].t_ns - rec.token_event_send_ns[i]));
     }
+    if (!t.token_events.empty()) out.first_err_ms.push_back(out.err_ms[out.err_ms.size() - t.token_events.size()]);
   }
   server.stop();
   return out;
 }
 
 // The floor: raw sockets, one epoll loop, a timestamp per read and nothing else (counts "\n\n" to
-// know which event a read completed).
-Outcome run_floor(int streams, int tokens, double itl_ms) {
+// know which event a read completed). With rounds > 1 each connection sends its next request the
+// moment a response ends (keep-alive), as tokperf's closed loop refills its slots.
+Outcome run_floor(int streams, int tokens, double itl_ms, int rounds) {
   ScriptedServer server(server_options(tokens, itl_ms));
   if (!server.start()) std::abort();
   int ep = epoll_create1(0);
   struct Conn {
     int fd;
+    int index;
+    int round = 0;
     std::string id;
     std::vector<int64_t> stamps;
     int newlines = 0;  // trailing '\n' count carried across reads
@@ -115,34 +130,48 @@ Outcome run_floor(int streams, int tokens, double itl_ms) {
     std::string head;
   };
   std::vector<Conn> conns(streams);
+  std::unordered_map<std::string, std::vector<int64_t>> stamps_by_id;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(server.port());
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   std::string body = fmt::format(
       R"({{"model":"tokperf-test-model","prompt":"hello","max_tokens":{},"stream":true}})", tokens);
-  double cpu0 = thread_cpu_s();
-  for (int i = 0; i < streams; ++i) {
-    Conn& c = conns[i];
-    c.fd = socket(AF_INET, SOCK_STREAM, 0);
-    int one = 1;
-    setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (connect(c.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) std::abort();
-    c.id = fmt::format("floor-{}", i);
+  auto send_request = [&](Conn& c) {
+    c.id = fmt::format("floor-{}-{}", c.index, c.round);
+    c.stamps.clear();
+    c.newlines = 0;
+    c.in_body = false;
+    c.head.clear();
     std::string req = fmt::format(
         "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         "X-Request-Id: {}\r\nContent-Length: {}\r\n\r\n{}",
         c.id, body.size(), body);
     if (write(c.fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) std::abort();
+  };
+  double cpu0 = thread_cpu_s();
+  for (int i = 0; i < streams; ++i) {
+    Conn& c = conns[i];
+    c.index = i;
+    c.fd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (connect(c.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) std::abort();
+    send_request(c);
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u32 = i;
     epoll_ctl(ep, EPOLL_CTL_ADD, c.fd, &ev);
   }
   int open = streams;
-  uint64_t reads = 0;
+  int64_t requests = streams;
   char buf[65536];
   epoll_event evs[256];
+  auto close_conn = [&](Conn& c) {
+    epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
+    close(c.fd);
+    open--;
+  };
   while (open > 0) {
     int n = epoll_wait(ep, evs, 256, 5000);
     if (n <= 0) break;
@@ -150,11 +179,8 @@ Outcome run_floor(int streams, int tokens, double itl_ms) {
       Conn& c = conns[evs[k].data.u32];
       ssize_t r = read(c.fd, buf, sizeof buf);
       int64_t now = mono_ns();
-      reads++;
       if (r <= 0) {
-        epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
-        close(c.fd);
-        open--;
+        close_conn(c);
         continue;
       }
       std::string_view data(buf, r);
@@ -174,40 +200,49 @@ Outcome run_floor(int streams, int tokens, double itl_ms) {
       }
       // The server's terminating zero-length chunk ("0\r\n\r\n") ends the response.
       if (data.size() >= 5 && data.substr(data.size() - 5) == "0\r\n\r\n") {
-        epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
-        close(c.fd);
-        open--;
+        stamps_by_id[c.id] = std::move(c.stamps);
+        if (++c.round < rounds) {
+          send_request(c);
+          requests++;
+        } else {
+          close_conn(c);
+        }
       }
     }
   }
   Outcome out;
   out.cpu_s = thread_cpu_s() - cpu0;
-  out.events = reads;
-  std::unordered_map<std::string, Conn*> by_id;
-  for (auto& c : conns) by_id[c.id] = &c;
+  out.requests = requests;
   for (const auto& rec : server.records()) {
-    auto it = by_id.find(rec.request_id);
-    if (it == by_id.end()) continue;
-    Conn& c = *it->second;
-    if (c.stamps.size() < rec.token_event_send_ns.size()) continue;
+    auto it = stamps_by_id.find(rec.request_id);
+    if (it == stamps_by_id.end()) continue;
+    const std::vector<int64_t>& st = it->second;
+    if (st.size() < rec.token_event_send_ns.size()) continue;
     out.streams_ok++;
     for (size_t i = 0; i < rec.token_event_send_ns.size(); ++i) {
-      out.err_ms.push_back(ns_to_ms(c.stamps[i] - rec.token_event_send_ns[i]));
+      out.err_ms.push_back(ns_to_ms(st[i] - rec.token_event_send_ns[i]));
+    }
+    if (!rec.token_event_send_ns.empty()) {
+      out.first_err_ms.push_back(ns_to_ms(st[0] - rec.token_event_send_ns[0]));
     }
   }
   out.events = 0;
-  for (auto& c : conns) out.events += c.stamps.size();
+  for (const auto& [id, st] : stamps_by_id) out.events += st.size();
   close(ep);
   server.stop();
   return out;
 }
 
-void report(const char* client, int streams, double itl_ms, const Outcome& o) {
+void report(const char* client, int streams, double itl_ms, int rounds, const Outcome& o) {
   DistStats s = compute_dist_stats(o.err_ms);
+  DistStats f = compute_dist_stats(o.first_err_ms);
   nlohmann::json j = {{"client", client},       {"streams", streams},
+                      {"rounds", rounds},       {"loops", o.loops},
+                      {"requests", o.requests},
                       {"itl_ms", itl_ms},       {"streams_matched", o.streams_ok},
                       {"events", s.count},      {"err_p50_ms", s.p50},
                       {"err_p99_ms", s.p99},    {"err_max_ms", s.max},
+                      {"first_err_p50_ms", f.p50}, {"first_err_p99_ms", f.p99},
                       {"cpu_s", o.cpu_s},
                       {"cpu_us_per_event", o.events ? o.cpu_s * 1e6 / o.events : 0.0}};
   fmt::print("{}\n", j.dump());
@@ -226,14 +261,22 @@ int main(int argc, char** argv) {
   app.add_option("--itl-ms", itl_ms);
   app.add_option("--tokens", tokens);
   app.add_option("--client", clients, "tokperf, floor or both");
+  int rounds = 1;
+  std::vector<int> threads{1};
+  app.add_option("--rounds", rounds, "Requests per stream slot, each refilled as it ends (churn)");
+  app.add_option("--threads", threads, "tokperf event loops; a list compares them")->delimiter(',');
   CLI11_PARSE(app, argc, argv);
   rlimit rl{};
   getrlimit(RLIMIT_NOFILE, &rl);
   rl.rlim_cur = rl.rlim_max;
   setrlimit(RLIMIT_NOFILE, &rl);
   for (int n : streams) {
-    if (clients != "floor") report("tokperf", n, itl_ms, run_tokperf(n, tokens, itl_ms));
-    if (clients != "tokperf") report("floor", n, itl_ms, run_floor(n, tokens, itl_ms));
+    if (clients != "floor") {
+      for (int t : threads) {
+        report("tokperf", n, itl_ms, rounds, run_tokperf(n, tokens, itl_ms, rounds, t));
+      }
+    }
+    if (clients != "tokperf") report("floor", n, itl_ms, rounds, run_floor(n, tokens, itl_ms, rounds));
   }
   return 0;
 }

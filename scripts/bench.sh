@@ -21,10 +21,14 @@ cmake --build "$build" -j2 --target stream_timestamp_bench open_loop_pacing_benc
   sim_offline_bench $(ls bench/sim_serve_bench.cc >/dev/null 2>&1 && echo sim_serve_bench) >/dev/null
 out=$(mktemp -d)
 streams="250,500,1000,2000,4000"; rates="100,1000,2000,5000"; tokens=100
-((quick)) && { streams="250,1000"; rates="100,1000"; tokens=50; }
+churn="500,1000"
+((quick)) && { streams="250,1000"; rates="100,1000"; tokens=50; churn="500"; }
 for i in $(seq "$repeat"); do
   "$build/bench/stream_timestamp_bench" --streams "$streams" --itl-ms 20 --tokens "$tokens" >>"$out/streams.jsonl"
   "$build/bench/open_loop_pacing_bench" --rates "$rates" --seconds 3 >>"$out/pacing.jsonl"
+  # Churn (issue 12): every stream refilled in phase as it ends; tokperf on 1 and 2 event loops.
+  "$build/bench/stream_timestamp_bench" --streams "$churn" --itl-ms 20 --tokens "$tokens" --rounds 3 \
+    --threads 1,2 >>"$out/churn.jsonl"
 done
 "$build/bench/sse_parse_bench" --benchmark_format=json --benchmark_repetitions="$repeat" >"$out/parse.json" 2>/dev/null
 "$build/bench/sim_offline_bench" --benchmark_format=json >"$out/sim_offline.json" 2>/dev/null

@@ -52,6 +52,26 @@ if s:
               f" (of {', '.join(str(n) for n, _ in pts)} tried).")
     print()
 
+c = lines('churn.jsonl')
+if c:
+    print('## Churn: in-phase refill, one event loop against two (issue 12)\n')
+    print('`bench/stream_timestamp_bench --rounds 3 --threads 1,2`: as above, but every stream is '
+          'refilled the moment it ends (a closed loop whose streams all start in phase, 3 measured '
+          'requests per slot after one warm-up round), so request set-up lands in bursts; tokperf on '
+          '1 and 2 event loops (`--threads`), the floor (one epoll loop, keep-alive refill) in the same '
+          'run. CPU = the client\'s loop threads\' own.\n')
+    print('| streams | client | loops | first-token error P99 (ms) | error P50 (ms) | error P99 (ms) | '
+          'error max (ms) | CPU µs / event |')
+    print('|---:|---|---:|---:|---:|---:|---:|---:|')
+    keys = sorted({(r['streams'], r['client'], r.get('loops', 1)) for r in c},
+                  key=lambda k: (k[0], k[1] != 'tokperf', k[2]))
+    for n, cl, lp in keys:
+        rs = [r for r in c if r['streams'] == n and r['client'] == cl and r.get('loops', 1) == lp]
+        print(f"| {n} | {cl} | {lp} | {med([r['first_err_p99_ms'] for r in rs]):.3f} | "
+              f"{med([r['err_p50_ms'] for r in rs]):.3f} | {med([r['err_p99_ms'] for r in rs]):.3f} | "
+              f"{med([r['err_max_ms'] for r in rs]):.2f} | {med([r['cpu_us_per_event'] for r in rs]):.1f} |")
+    print()
+
 p = lines('pacing.jsonl')
 if p:
     print('## Open-loop pacing (issue 3)\n')
