@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -164,6 +165,41 @@ TEST(BenchCli, WritesSummaryAndOneRecordPerRequestAndNeverTheKey) {
   }
   // The prompt length came from the server's tokenizer, so it is exact.
   EXPECT_NE(c.err.find("exact"), std::string::npos) << c.err;
+}
+
+TEST(BenchCli, ThreadsSpreadsTheRunOverLoopsRecordsTheCountAndRejectsBadValues) {
+  for (const char* bad : {"0", "-2", "257", "many"}) {
+    Child c = run_tokperf({"bench", "--url", "http://127.0.0.1:1", "--threads", bad});
+    EXPECT_EQ(c.exit_code, 2) << bad;
+    EXPECT_NE(c.err.find("--threads"), std::string::npos) << c.err;
+  }
+  ScriptedServerOptions o;
+  o.script.ttft_ms = 2;
+  o.script.itl_ms = 1;
+  o.script.tokens = 3;
+  ScriptedServer server(o);
+  ASSERT_TRUE(server.start().ok());
+  std::string dir = temp_dir("bench_threads");
+  // Three loops asked for, but the largest level has two slots: two are used, with a note.
+  Child c = run_tokperf({"bench", "--url", server.base_url(), "--concurrency", "1,2", "--requests",
+                         "5", "--output-tokens", "3", "--threads", "3", "--out", dir});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("client: 2 event loops"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("--threads 3: 2 event loops used"), std::string::npos) << c.out;
+  auto summary = nlohmann::json::parse(slurp(dir + "/summary.json"));
+  EXPECT_EQ(summary["config"]["load"]["threads"], 2);
+  ASSERT_EQ(summary["client_health"]["loops"].size(), 2u);
+  for (const auto& l : summary["levels"]) EXPECT_EQ(l["requests"]["sent"], 5) << l.dump();
+  std::ifstream in(dir + "/requests.jsonl");
+  std::string line;
+  std::set<std::string> ids;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    ids.insert(nlohmann::json::parse(line)["request_id"].get<std::string>());
+    ++lines;
+  }
+  EXPECT_EQ(lines, 13);  // 1 + 2 warm-up, 5 + 5 measured
+  EXPECT_EQ(ids.size(), 13u);
 }
 
 TEST(BenchCli, RefusedKeyIsReportedAsSuch) {
