@@ -10,8 +10,8 @@
 // Each level runs warm-up, measure and cool-down phases (by count or by time; only measure counts).
 // A count-based warm-up is a barrier: measurement starts on a warm server with every slot free.
 // These rules, the client queue, ramps and early stop live in the clock-free LevelDriver
-// (load/level_driver.h), which the simulator's virtual-time runner drives too; this class owns the
-// clock, the timers and the sockets.
+// (load/level_driver.h), which the simulator's virtual-time runner drives too; the loop workers
+// (load/loop_worker.h) own the clock, the timers and the sockets.
 // Several event loops (`--threads N`, BenchConfig::load.threads): loop k runs on a thread of its
 // own with its own connections and paces share k of every level (load/loop_worker.h,
 // load/loop_split.h); levels start in lockstep (a barrier: level L+1 starts on every loop at one
