@@ -46,11 +46,13 @@ struct TimeseriesRow {
 // Windows of 1 s from run_start_ns up to run_end_ns (the last one may be partial).
 // build_timeseries fed one finished request at a time, in bounded memory: counts per window, and
 // each window's TTFT, ITL and send-lag values exactly up to kExactPerWindow of each, then within
-// 0.2% (PooledDist with kSubBuckets). Windows start at run_start_ns.
+// 0.8% (PooledDist with kSubBuckets: 1/128). Windows start at run_start_ns. A window costs about
+// 2 KB, so a run's memory grows with its duration only at that rate (a million requests of
+// virtual-time serving span ~10^5 windows).
 class TimeseriesBuilder {
  public:
-  static constexpr size_t kExactPerWindow = 1024;
-  static constexpr int kSubBuckets = 256;
+  static constexpr size_t kExactPerWindow = 64;
+  static constexpr int kSubBuckets = 64;
   explicit TimeseriesBuilder(int64_t run_start_ns = 0) : start_ns_(run_start_ns) {}
   void set_run_start(int64_t ns) { start_ns_ = ns; }
   void add(const RequestTimeline& r);
@@ -115,12 +117,12 @@ DriftReport detect_drift(std::span<const DriftPoint> points, int64_t start_ns, i
 // detect_drift fed one measured OK request at a time in bounded memory: every point exactly until
 // the level's pooled gaps pass kExactGaps; then per-second buckets of send time, each bucket
 // going to the third that holds its midpoint (so a third's edges move by at most half a second)
-// and its gaps kept within 0.2% (PooledDist with kBucketSubBuckets). docs/metrics.md.
+// and its gaps kept within 0.8% (PooledDist with kBucketSubBuckets: 1/128). docs/metrics.md.
 class DriftAccumulator {
  public:
   static constexpr size_t kExactGaps = size_t{1} << 22;  // 4 M gaps, 32 MB
   static constexpr int64_t kBucketNs = 1'000'000'000;
-  static constexpr int kBucketSubBuckets = 256;
+  static constexpr int kBucketSubBuckets = 64;
   explicit DriftAccumulator(size_t exact_gaps = kExactGaps) : exact_gaps_(exact_gaps) {}
   void add(int64_t send_ns, double ttft_ms, std::span<const double> itl_ms);
   DriftReport finish(int64_t start_ns, int64_t end_ns, const DriftOptions& options = {}) const;
@@ -129,7 +131,7 @@ class DriftAccumulator {
  private:
   struct Bucket {
     std::vector<double> ttft;
-    PooledDist itl{512, kBucketSubBuckets};
+    PooledDist itl{64, kBucketSubBuckets};
   };
   size_t exact_gaps_;
   std::vector<DriftPoint> points_;
