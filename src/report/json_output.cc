@@ -78,6 +78,15 @@ json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
       {"prefix_group", t.prefix_group >= 0 ? json(t.prefix_group) : json(nullptr)},
       {"cached_tokens", count_or_null(t.cached_prompt_tokens())},
   };
+  // Tokens per event, only when the server said (continuous usage): what the per-token ITL and
+  // the usage check use, so a merge rebuilds them exactly.
+  for (const TokenEvent& e : t.token_events) {
+    if (e.tokens < 0) continue;
+    json counts = json::array();
+    for (const TokenEvent& f : t.token_events) counts.push_back(f.tokens);
+    record["token_counts"] = std::move(counts);
+    break;
+  }
   // Multi-turn sessions and tool calls: present only on such requests.
   if (t.session >= 0) {
     record["session_id"] = fmt::format("{}.{}", t.level, t.session);
