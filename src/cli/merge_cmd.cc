@@ -105,8 +105,8 @@ int run_merge(const MergeFlags& f) {
 
   BenchConfig config = merged_config(ref, f);
   std::FILE* out = f.json ? stderr : stdout;
-  fmt::print(out, "tokperf merge: {} shards of run started {} against {} ({})\n", shards.size(),
-             ref.summary.value("started_unix_us", int64_t{0}),
+  fmt::print(out, "tokperf merge: {} shards of a run started at unix {:.3f} s against {} ({})\n",
+             shards.size(), ref.summary.value("started_unix_us", int64_t{0}) / 1e6,
              ref.summary["config"]["target"].value("base_url", "?"),
              ref.summary["config"]["target"].value("model", "?"));
 

@@ -376,6 +376,7 @@ ShardHealthView shard_health(std::span<const ShardFolder> shards) {
   double worst_lag = -1;
   int worst_lag_index = -1;
   size_t worst_warnings = 0;
+  double worst_warned_lag = -1;
   for (const ShardFolder& s : shards) {
     const json& cfg_shard = s.summary["config"]["shard"];
     const ClientHealth h = client_health_from_json(s.summary.value("client_health", json::object()));
@@ -392,7 +393,8 @@ ShardHealthView shard_health(std::span<const ShardFolder> shards) {
     }
     if (late_ns > 0) {
       warnings.push_back(fmt::format("a level started {:.0f} ms after its lockstep boundary (the "
-                                     "previous level overran; widen --level-slot)",
+                                     "process started after --start-at, or its previous level "
+                                     "overran --level-slot)",
                                      late_ns / 1e6));
     }
     v.shards.push_back({{"index", s.index},
@@ -409,17 +411,30 @@ ShardHealthView shard_health(std::span<const ShardFolder> shards) {
       worst_lag = lag;
       worst_lag_index = s.index;
     }
-    if (warnings.size() > worst_warnings ||
-        (!warnings.empty() && warnings.size() == worst_warnings && s.index == worst_lag_index)) {
+    // The worst warned shard: the most warnings, then the highest loop lag.
+    if (!warnings.empty() &&
+        (warnings.size() > worst_warnings ||
+         (warnings.size() == worst_warnings && lag > worst_warned_lag))) {
       worst_warnings = warnings.size();
+      worst_warned_lag = lag;
       v.bottleneck_index = s.index;
     }
   }
+  size_t warned = 0;
+  for (const json& s : v.shards) warned += s["warnings"].empty() ? 0 : 1;
   if (v.bottleneck_index >= 0) {
     const json& b = v.shards[static_cast<size_t>(v.bottleneck_index)];
-    v.bottleneck = fmt::format("shard {} of {} (host {}) was the bottleneck: {}",
-                               v.bottleneck_index, shards.size(), b.value("host", "?"),
-                               b["warnings"][0].get<std::string>());
+    const std::string why = b["warnings"][0].get<std::string>();
+    if (warned == 1) {
+      v.bottleneck = fmt::format("shard {} of {} (host {}) was the bottleneck: {}",
+                                 v.bottleneck_index, shards.size(), b.value("host", "?"), why);
+    } else {
+      // Every strained client distorts its share; the worst is named, not singled out.
+      v.bottleneck = fmt::format("{} of {} shards' clients were strained; the worst, shard {} "
+                                 "(host {}): {}",
+                                 warned, shards.size(), v.bottleneck_index, b.value("host", "?"),
+                                 why);
+    }
   } else {
     v.bottleneck = fmt::format("no shard was a bottleneck: every client stayed healthy (worst "
                                "event-loop lag P99 {:.3f} ms, shard {})",
