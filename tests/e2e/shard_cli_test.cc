@@ -240,6 +240,49 @@ TEST_F(ShardCli, ClosedLoopShardsSplitTheConcurrencyAndTheRequestCount) {
   EXPECT_NE(other.err.find("are both shard 0"), std::string::npos) << other.err;
 }
 
+TEST_F(ShardCli, SweepLevelsStartOnTheSharedBoundaries) {
+  const std::string root = temp_dir("shard_sweep");
+  const auto load = plan({"--request-rate", "20,40", "--duration", "1s", "--warmup", "0",
+                          "--seed", "5"});
+  const int64_t start_us = wall_us() + 1'500'000;
+  const std::string start_at = fmt::format("{}.{:06d}", start_us / 1'000'000, start_us % 1'000'000);
+  run_shards(load, 2, root + "/shards", {"--start-at", start_at, "--level-slot", "1.5s"});
+  auto single_args = load;
+  single_args.insert(single_args.end(), {"--out", root + "/single"});
+  ASSERT_EQ(tokperf(single_args).exit_code, 0);
+  ASSERT_EQ(tokperf({"merge", root + "/shards", "--out", root + "/merged", "--no-history"})
+                .exit_code,
+            0);
+  // No level starts before its boundary start + k x slot; a late one says by how much.
+  for (int i = 0; i < 2; ++i) {
+    const json sj = read_json(fmt::format("{}/shards/shard-{}/shard.json", root, i));
+    ASSERT_EQ(sj["levels"].size(), 2u);
+    for (int k = 0; k < 2; ++k) {
+      const json& l = sj["levels"][static_cast<size_t>(k)];
+      const int64_t boundary_ns = (start_us + k * 1'500'000) * 1000;
+      EXPECT_GE(l["start_unix_ns"].get<int64_t>() + 1'000'000, boundary_ns) << "shard " << i;
+      EXPECT_GE(l["late_start_ns"].get<int64_t>(), 0);
+    }
+  }
+  const json m = read_json(root + "/merged/summary.json");
+  const json s = read_json(root + "/single/summary.json");
+  ASSERT_EQ(m["levels"].size(), 2u);
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(m["levels"][k]["load"]["schedule_fingerprint"],
+              s["levels"][k]["load"]["schedule_fingerprint"]);
+    EXPECT_EQ(m["levels"][k]["load"]["scheduled_arrivals"],
+              s["levels"][k]["load"]["scheduled_arrivals"]);
+    EXPECT_EQ(m["levels"][k]["label"], s["levels"][k]["label"]);
+  }
+  EXPECT_EQ(m["config"]["shard"]["level_slot_s"], 1.5);
+  // Phases that count requests have no fixed length: the slot must be given.
+  auto counted = plan({"--request-rate", "20,40", "--requests", "5", "--shard", "0/2",
+                       "--start-at", start_at, "--out", root + "/counted"});
+  ChildResult r = tokperf(counted);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--level-slot"), std::string::npos) << r.err;
+}
+
 TEST_F(ShardCli, BadShardFlagsSayWhatIsAccepted) {
   const std::string root = temp_dir("shard_bad");
   const auto load = plan({"--requests", "2", "--out", root});
