@@ -12,9 +12,7 @@
 # (scripts/install-deps.sh installs them). Everything lives in a temporary folder; the cluster
 # is torn down on any exit, killing only the daemons it started (by their pid files).
 set -euo pipefail
-TOKPERF=$(realpath "${1:?usage: slurm_mpi_test.sh TOKPERF TOKPERF_TESTSERVER}")
-SERVER=$(realpath "${2:?usage: slurm_mpi_test.sh TOKPERF TOKPERF_TESTSERVER}")
-T0=$(date +%s)
+T0=$SECONDS
 
 skip() { echo "SKIP: slurm_mpi_test: $*" >&2; echo "SKIP: slurm_mpi_test: $*"; exit 77; }
 fail() { echo "FAIL: slurm_mpi_test: $*" >&2; exit 1; }
@@ -23,6 +21,8 @@ for c in munged slurmctld slurmd srun sbatch salloc sinfo squeue mpirun python3;
     skip "'$c' not found: apt-get install slurm-wlm munge openmpi-bin (scripts/install-deps.sh)"
 done
 [[ $(id -u) -eq 0 ]] || skip "needs root (the one-host cluster runs its daemons as SlurmUser=root)"
+TOKPERF=$(realpath "${1:?usage: slurm_mpi_test.sh TOKPERF TOKPERF_TESTSERVER}")
+SERVER=$(realpath "${2:?usage: slurm_mpi_test.sh TOKPERF TOKPERF_TESTSERVER}")
 [[ -x $TOKPERF && -x $SERVER ]] || fail "build tokperf and tokperf-testserver first"
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/tokperf-slurm.XXXXXX")
@@ -70,7 +70,7 @@ cleanup() {
   else
     rm -rf "$W"
   fi
-  echo "slurm_mpi_test: finished in $(( $(date +%s) - T0 )) s (rc $rc)"
+  echo "slurm_mpi_test: finished in $(( SECONDS - T0 )) s (rc $rc)"
 }
 trap cleanup EXIT
 
@@ -131,7 +131,7 @@ for _ in $(seq 1 200); do
   sleep 0.1
 done
 ((up)) || fail "the cluster did not come up within 20 s"
-echo "cluster up ($NODES nodes) after $(( $(date +%s) - T0 )) s"
+echo "cluster up ($NODES nodes) after $(( SECONDS - T0 )) s"
 
 # --- the target: one scripted server every shard shares --------------------------------------
 "$SERVER" --port 0 --ttft-ms 4 --itl-ms 2 --tokens 5 --jitter-ms 1 --max-seconds 240 \
