@@ -11,8 +11,8 @@
 #include <optional>
 #include <set>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/app.h"
@@ -78,8 +78,9 @@ BenchConfig merged_config(const ShardFolder& ref, const MergeFlags& f) {
     std::string text;
     for (const json& o : slo) text += (text.empty() ? "" : ",") + o.get<std::string>();
     auto spec = parse_slo(text);
-    if (!spec) throw UsageError(fmt::format("{}: its SLO '{}' does not parse: {}", ref.dir, text,
-                                            spec.error()));
+    if (!spec)
+      throw UsageError(
+          fmt::format("{}: its SLO '{}' does not parse: {}", ref.dir, text, spec.error()));
     c.slo = std::move(*spec);
   }
   c.out_dir = f.out;
@@ -94,8 +95,8 @@ int run_merge(const MergeFlags& f) {
   for (const std::string& d : *dirs) {
     std::error_code ec;
     if (fs::equivalent(d, f.out, ec)) {
-      throw UsageError(fmt::format("--out {} is one of the shards' folders; choose a new folder",
-                                   f.out));
+      throw UsageError(
+          fmt::format("--out {} is one of the shards' folders; choose a new folder", f.out));
     }
   }
   auto loaded = load_shards(*dirs);
@@ -184,8 +185,8 @@ int run_merge(const MergeFlags& f) {
   notes.push_back(fmt::format("merged from {} shards ({} records); {}", shards.size(), sink.fed,
                               health.bottleneck));
   if (torn > 0) {
-    notes.push_back(fmt::format("{} torn last line(s) of a shard's requests.jsonl were skipped",
-                                torn));
+    notes.push_back(
+        fmt::format("{} torn last line(s) of a shard's requests.jsonl were skipped", torn));
   }
   const int code = report_run(config, outcome, sink.results, notes, f.json, "merge");
 
@@ -207,15 +208,17 @@ int run_merge(const MergeFlags& f) {
   summary["shard_bottleneck"] = health.bottleneck;
   const size_t worst = static_cast<size_t>(std::max(health.bottleneck_index, 0));
   summary["client_health"] = health.shards[worst]["client_health"];
-  if (health.bottleneck_index >= 0) summary["client_health"]["warnings"].push_back(health.bottleneck);
+  if (health.bottleneck_index >= 0)
+    summary["client_health"]["warnings"].push_back(health.bottleneck);
   Status w = write_json_file(summary_path.string(), summary);
   if (!w) fmt::print(stderr, "tokperf: cannot write summary.json: {}\n", w.error());
   Status html = write_report_html(f.out);
   if (!html) fmt::print(stderr, "tokperf: cannot write report.html: {}\n", html.error());
   fmt::print(out, "shards: {}\n", health.bottleneck);
   for (const json& s : health.shards) {
-    fmt::print(out, "  shard {} on {}: {}\n", s["index"].get<int>(), s["host"].get<std::string>(),
-               s["warnings"].empty() ? std::string("healthy") : s["warnings"][0].get<std::string>());
+    fmt::print(
+        out, "  shard {} on {}: {}\n", s["index"].get<int>(), s["host"].get<std::string>(),
+        s["warnings"].empty() ? std::string("healthy") : s["warnings"][0].get<std::string>());
   }
   if (!f.no_history) {
     auto id = record_run_in_history(f.out, f.store);

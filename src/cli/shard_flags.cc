@@ -1,7 +1,7 @@
 #include "cli/shard_flags.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "core/clock.h"
@@ -54,17 +54,19 @@ void apply_shard_flags(const ShardFlags& f, const EnvLookup& env, bool out_given
   LoadConfig& l = c.load;
   if (f.shard.empty()) {
     if (f.shards != 0 || !f.start_at.empty() || !f.level_slot.empty()) {
-      throw UsageError("--shards, --start-at and --level-slot belong to a sharded run; add --shard "
-                       "I/N or --shard auto");
+      throw UsageError(
+          "--shards, --start-at and --level-slot belong to a sharded run; add --shard "
+          "I/N or --shard auto");
     }
     return;
   }
   auto spec = resolve_shard(f.shard, f.shards, env);
   if (!spec) throw UsageError(spec.error());
   if (!out_given || c.out_dir.empty()) {
-    throw UsageError("--shard needs --out DIR, a folder every shard can write (a shared volume, or "
-                     "gathered afterwards): shard I writes DIR/shard-I, and tokperf merge DIR "
-                     "--out MERGED joins them");
+    throw UsageError(
+        "--shard needs --out DIR, a folder every shard can write (a shared volume, or "
+        "gathered afterwards): shard I writes DIR/shard-I, and tokperf merge DIR "
+        "--out MERGED joins them");
   }
   c.shard = *spec;
   l.share_index = spec->index;
@@ -78,10 +80,11 @@ void apply_shard_flags(const ShardFlags& f, const EnvLookup& env, bool out_given
     l.start_at_unix_us = *at;
     const int64_t late_s = (wall_us() - *at) / 1'000'000;
     if (late_s > 60) {
-      throw UsageError(fmt::format("--start-at {} was {} s ago; every shard must get a start time "
-                                   "in the future (e.g. now + 10 s, computed once by the launcher "
-                                   "script)",
-                                   f.start_at, late_s));
+      throw UsageError(
+          fmt::format("--start-at {} was {} s ago; every shard must get a start time "
+                      "in the future (e.g. now + 10 s, computed once by the launcher "
+                      "script)",
+                      f.start_at, late_s));
     }
   } else if (!f.level_slot.empty()) {
     throw UsageError("--level-slot needs --start-at: boundaries count from the shared start");
@@ -90,16 +93,17 @@ void apply_shard_flags(const ShardFlags& f, const EnvLookup& env, bool out_given
     if (!f.level_slot.empty()) {
       auto slot = parse_duration_ns(f.level_slot, "s");
       if (!slot || *slot <= 0) {
-        throw UsageError(fmt::format("--level-slot '{}': expected a positive duration, e.g. 45s",
-                                     f.level_slot));
+        throw UsageError(
+            fmt::format("--level-slot '{}': expected a positive duration, e.g. 45s", f.level_slot));
       }
       l.level_slot_ns = *slot;
     } else {
       const int64_t planned = planned_level_ns(l);
       if (planned == 0) {
-        throw UsageError("sharded levels start on fixed boundaries, and a phase that counts "
-                         "requests has no fixed length: give --level-slot DUR (longer than a "
-                         "level takes) or time-bound phases (--duration, --warmup 5s)");
+        throw UsageError(
+            "sharded levels start on fixed boundaries, and a phase that counts "
+            "requests has no fixed length: give --level-slot DUR (longer than a "
+            "level takes) or time-bound phases (--duration, --warmup 5s)");
       }
       l.level_slot_ns = planned + slot_margin_ns(planned);
     }

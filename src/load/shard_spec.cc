@@ -50,8 +50,8 @@ Result<ShardSpec> make(int64_t index, int64_t count, std::string source) {
     return Error{fmt::format("{}: shard count {} is out of range; {}", source, count, kAccepted)};
   }
   if (index < 0 || index >= count) {
-    return Error{fmt::format("{}: shard index {} is out of range for {} shards (0..{}); {}",
-                             source, index, count, count - 1, kAccepted)};
+    return Error{fmt::format("{}: shard index {} is out of range for {} shards (0..{}); {}", source,
+                             index, count, count - 1, kAccepted)};
   }
   ShardSpec s;
   s.index = static_cast<int>(index);
@@ -66,19 +66,20 @@ Result<ShardSpec> from_env(const EnvInt& rank, const EnvInt& size, int64_t shard
     return Error{fmt::format("--shard auto: {}='{}' is not a whole number", rank.name, rank.raw)};
   }
   if (size.set && !size.value) {
-    return Error{
-        fmt::format("--shard auto: {}='{}' is not a whole number", size.name, size.raw)};
+    return Error{fmt::format("--shard auto: {}='{}' is not a whole number", size.name, size.raw)};
   }
   int64_t count = size.value ? *size.value : shards;
   if (count <= 0) {
-    return Error{fmt::format("--shard auto: {} gives the rank but nothing gives the shard count; "
-                             "add --shards N",
-                             rank.name)};
+    return Error{
+        fmt::format("--shard auto: {} gives the rank but nothing gives the shard count; "
+                    "add --shards N",
+                    rank.name)};
   }
   if (shards > 0 && count != shards) {
-    return Error{fmt::format("--shard auto: {} says {} shards but --shards says {}; drop --shards "
-                             "or make them agree",
-                             size.name ? size.name : "the launcher", count, shards)};
+    return Error{
+        fmt::format("--shard auto: {} says {} shards but --shards says {}; drop --shards "
+                    "or make them agree",
+                    size.name ? size.name : "the launcher", count, shards)};
   }
   return make(*rank.value, count, std::move(source));
 }
@@ -99,8 +100,8 @@ Result<ShardSpec> resolve_shard(std::string_view text, int64_t shards, const Env
     auto n = slash == std::string_view::npos ? std::nullopt : whole(text.substr(slash + 1));
     if (!i || !n) return Error{fmt::format("--shard '{}' is not I/N or auto; {}", text, kAccepted)};
     if (shards > 0 && shards != *n) {
-      return Error{fmt::format("--shard {} and --shards {} disagree on the shard count", text,
-                               shards)};
+      return Error{
+          fmt::format("--shard {} and --shards {} disagree on the shard count", text, shards)};
     }
     return make(*i, *n, "--shard");
   }
@@ -140,8 +141,9 @@ Result<ShardSpec> resolve_shard(std::string_view text, int64_t shards, const Env
   EnvInt k8s = env_int(env, "JOB_COMPLETION_INDEX");
   if (k8s.set) {
     if (shards <= 0) {
-      return Error{"--shard auto: JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) names the index "
-                   "but not the count; add --shards N (the Job's completions)"};
+      return Error{
+          "--shard auto: JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) names the index "
+          "but not the count; add --shards N (the Job's completions)"};
     }
     return from_env(k8s, EnvInt{"--shards", true, "", shards}, shards, "JOB_COMPLETION_INDEX");
   }
@@ -153,10 +155,11 @@ Result<ShardSpec> resolve_shard(std::string_view text, int64_t shards, const Env
 
 Result<int64_t> parse_start_at(std::string_view text) {
   const auto bad = [&] {
-    return Error{fmt::format("--start-at '{}' is not a time; accepted: unix seconds (1764630000 "
-                             "or 1764630000.5) or RFC 3339 (2026-12-01T23:00:00Z, "
-                             "2026-12-01T23:00:00.250+01:00)",
-                             text)};
+    return Error{
+        fmt::format("--start-at '{}' is not a time; accepted: unix seconds (1764630000 "
+                    "or 1764630000.5) or RFC 3339 (2026-12-01T23:00:00Z, "
+                    "2026-12-01T23:00:00.250+01:00)",
+                    text)};
   };
   if (text.empty()) return bad();
   // Unix seconds, optionally with a fraction.
@@ -170,8 +173,7 @@ Result<int64_t> parse_start_at(std::string_view text) {
   // RFC 3339: YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM); 't', 'z' and ' ' as the separator too.
   if (text.size() < 20) return bad();
   auto num = [&](size_t at, size_t n) { return whole(text.substr(at, n)); };
-  auto Y = num(0, 4), M = num(5, 2), D = num(8, 2), h = num(11, 2), m = num(14, 2),
-       s = num(17, 2);
+  auto Y = num(0, 4), M = num(5, 2), D = num(8, 2), h = num(11, 2), m = num(14, 2), s = num(17, 2);
   const char sep = text[10];
   if (!Y || !M || !D || !h || !m || !s || text[4] != '-' || text[7] != '-' ||
       !(sep == 'T' || sep == 't' || sep == ' ') || text[13] != ':' || text[16] != ':') {

@@ -61,7 +61,8 @@ Result<RequestTimeline> timeline_from_record(const json& r) {
   t.intended_ns = t.send_ns - ms_to_ns_exact(r["queue_ms"].get<double>());
   t.connect_ms = number_or(r, "connect_ms", -1);
   t.ttfb_ms = number_or(r, "ttfb_ms", -1);
-  if (const json* end = field(r, "end_ms")) t.end_ns = t.send_ns + ms_to_ns_exact(end->get<double>());
+  if (const json* end = field(r, "end_ms"))
+    t.end_ns = t.send_ns + ms_to_ns_exact(end->get<double>());
 
   const int64_t n = r["token_events"].get<int64_t>();
   if (n > 0) {

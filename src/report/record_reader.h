@@ -4,8 +4,8 @@
 // comes back to the nanosecond (the record's millisecond figures are exact ns / 1e6 doubles), so
 // compute_request_metrics on the rebuilt timeline equals the original's bit for bit and
 // request_record_json writes the same record again. Times are rebuilt on the wall clock: send_ns =
-// start_unix_us * 1000, the other stamps at their recorded offsets from it; that is the clock records
-// of different machines share.
+// start_unix_us * 1000, the other stamps at their recorded offsets from it; that is the clock
+// records of different machines share.
 #pragma once
 
 #include <cstdio>

@@ -158,9 +158,10 @@ Result<std::vector<std::string>> expand_shard_dirs(const std::vector<std::string
       }
     }
     if (found.empty()) {
-      problems.push_back(fmt::format("{}: neither a shard's folder (summary.json, shard.json, "
-                                     "requests.jsonl) nor a folder of shard-* folders",
-                                     a));
+      problems.push_back(
+          fmt::format("{}: neither a shard's folder (summary.json, shard.json, "
+                      "requests.jsonl) nor a folder of shard-* folders",
+                      a));
     }
     std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());
@@ -211,13 +212,15 @@ Result<std::vector<ShardFolder>> load_shards(const std::vector<std::string>& dir
     }
     if (summary->value("exit_reason", std::string()) != "completed" ||
         !shard->value("completed", false)) {
-      problems.push_back(fmt::format("{}: the shard did not complete (exit_reason '{}'): its "
-                                     "levels are cut short",
-                                     d, summary->value("exit_reason", std::string("?"))));
+      problems.push_back(
+          fmt::format("{}: the shard did not complete (exit_reason '{}'): its "
+                      "levels are cut short",
+                      d, summary->value("exit_reason", std::string("?"))));
       continue;
     }
     if (!fs::exists(p / "requests.jsonl")) {
-      problems.push_back(fmt::format("{}: no requests.jsonl (the run was saved without records?)", d));
+      problems.push_back(
+          fmt::format("{}: no requests.jsonl (the run was saved without records?)", d));
       continue;
     }
     ShardFolder f;
@@ -248,8 +251,8 @@ Result<std::vector<ShardFolder>> load_shards(const std::vector<std::string>& dir
       }
       if (cfg["shard"].value("start_at_unix_us", json(nullptr)) !=
           ref_cfg["shard"].value("start_at_unix_us", json(nullptr))) {
-        problems.push_back(fmt::format("{}: --start-at {} but {} started at {}: not one run",
-                                       s.dir, cfg["shard"]["start_at_unix_us"].dump(), ref.dir,
+        problems.push_back(fmt::format("{}: --start-at {} but {} started at {}: not one run", s.dir,
+                                       cfg["shard"]["start_at_unix_us"].dump(), ref.dir,
                                        ref_cfg["shard"]["start_at_unix_us"].dump()));
       }
       if (cfg.value("target", json()) != ref_cfg.value("target", json())) {
@@ -267,8 +270,8 @@ Result<std::vector<ShardFolder>> load_shards(const std::vector<std::string>& dir
     if (ref.count > 0 && problems.empty()) {
       for (int i = 0; i < ref.count; ++i) {
         if (!seen.count(i)) {
-          problems.push_back(fmt::format("shard {} of {} is missing (no folder of it was given)", i,
-                                         ref.count));
+          problems.push_back(
+              fmt::format("shard {} of {} is missing (no folder of it was given)", i, ref.count));
         }
       }
     }
@@ -277,9 +280,10 @@ Result<std::vector<ShardFolder>> load_shards(const std::vector<std::string>& dir
       const json& a = s.shard["levels"];
       const json& b = ref.shard["levels"];
       if (a.size() != b.size()) {
-        problems.push_back(fmt::format("{} ran {} levels but {} ran {} (a level stopped early on "
-                                       "one shard ends the sweep there only)",
-                                       s.dir, a.size(), ref.dir, b.size()));
+        problems.push_back(
+            fmt::format("{} ran {} levels but {} ran {} (a level stopped early on "
+                        "one shard ends the sweep there only)",
+                        s.dir, a.size(), ref.dir, b.size()));
         continue;
       }
       for (size_t i = 0; i < a.size(); ++i) {
@@ -342,7 +346,8 @@ std::vector<LevelRunInfo> merge_level_infos(std::span<const ShardFolder> shards)
       for (const json& ns : l["send_lag_ns"]) m.send_lag_ns.push_back(ns.get<int64_t>());
       m.schedule_fingerprint = l.value("schedule_fingerprint", "");
       if (!l["stopped_early"].is_null() && !m.stopped_early) {
-        m.stopped_early = fmt::format("shard {}: {}", s.index, l["stopped_early"].get<std::string>());
+        m.stopped_early =
+            fmt::format("shard {}: {}", s.index, l["stopped_early"].get<std::string>());
       }
       m.send_lag_exceeded = m.send_lag_exceeded || l.value("send_lag_exceeded", false);
       m.sessions = l.value("sessions", false);
@@ -379,7 +384,8 @@ ShardHealthView shard_health(std::span<const ShardFolder> shards) {
   double worst_warned_lag = -1;
   for (const ShardFolder& s : shards) {
     const json& cfg_shard = s.summary["config"]["shard"];
-    const ClientHealth h = client_health_from_json(s.summary.value("client_health", json::object()));
+    const ClientHealth h =
+        client_health_from_json(s.summary.value("client_health", json::object()));
     int64_t late_ns = 0;
     bool lag_exceeded = false;
     for (const json& l : s.shard["levels"]) {
@@ -388,14 +394,16 @@ ShardHealthView shard_health(std::span<const ShardFolder> shards) {
     }
     std::vector<std::string> warnings = h.warnings;
     if (lag_exceeded) {
-      warnings.push_back("its open-loop send lag exceeded the bound (--max-send-lag): it fell "
-                         "behind the schedule");
+      warnings.push_back(
+          "its open-loop send lag exceeded the bound (--max-send-lag): it fell "
+          "behind the schedule");
     }
     if (late_ns > 0) {
-      warnings.push_back(fmt::format("a level started {:.0f} ms after its lockstep boundary (the "
-                                     "process started after --start-at, or its previous level "
-                                     "overran --level-slot)",
-                                     late_ns / 1e6));
+      warnings.push_back(
+          fmt::format("a level started {:.0f} ms after its lockstep boundary (the "
+                      "process started after --start-at, or its previous level "
+                      "overran --level-slot)",
+                      late_ns / 1e6));
     }
     v.shards.push_back({{"index", s.index},
                         {"host", s.shard.value("host", "")},
@@ -412,9 +420,8 @@ ShardHealthView shard_health(std::span<const ShardFolder> shards) {
       worst_lag_index = s.index;
     }
     // The worst warned shard: the most warnings, then the highest loop lag.
-    if (!warnings.empty() &&
-        (warnings.size() > worst_warnings ||
-         (warnings.size() == worst_warnings && lag > worst_warned_lag))) {
+    if (!warnings.empty() && (warnings.size() > worst_warnings ||
+                              (warnings.size() == worst_warnings && lag > worst_warned_lag))) {
       worst_warnings = warnings.size();
       worst_warned_lag = lag;
       v.bottleneck_index = s.index;
@@ -430,15 +437,16 @@ ShardHealthView shard_health(std::span<const ShardFolder> shards) {
                                  v.bottleneck_index, shards.size(), b.value("host", "?"), why);
     } else {
       // Every strained client distorts its share; the worst is named, not singled out.
-      v.bottleneck = fmt::format("{} of {} shards' clients were strained; the worst, shard {} "
-                                 "(host {}): {}",
-                                 warned, shards.size(), v.bottleneck_index, b.value("host", "?"),
-                                 why);
+      v.bottleneck = fmt::format(
+          "{} of {} shards' clients were strained; the worst, shard {} "
+          "(host {}): {}",
+          warned, shards.size(), v.bottleneck_index, b.value("host", "?"), why);
     }
   } else {
-    v.bottleneck = fmt::format("no shard was a bottleneck: every client stayed healthy (worst "
-                               "event-loop lag P99 {:.3f} ms, shard {})",
-                               std::max(worst_lag, 0.0), worst_lag_index);
+    v.bottleneck = fmt::format(
+        "no shard was a bottleneck: every client stayed healthy (worst "
+        "event-loop lag P99 {:.3f} ms, shard {})",
+        std::max(worst_lag, 0.0), worst_lag_index);
   }
   return v;
 }

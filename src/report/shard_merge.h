@@ -57,8 +57,8 @@ bool shard_replays_trace(const ShardFolder& shard);
 // Per-shard client health for the merged summary, and one line naming the bottlenecked shard
 // (the one whose own client health raised a warning, the worst first), or saying none was.
 struct ShardHealthView {
-  nlohmann::json shards;    // array, one object per shard in index order
-  std::string bottleneck;   // the line
+  nlohmann::json shards;   // array, one object per shard in index order
+  std::string bottleneck;  // the line
   int bottleneck_index = -1;
 };
 ShardHealthView shard_health(std::span<const ShardFolder> shards);

@@ -35,8 +35,13 @@ namespace fs = std::filesystem;
 // environment.
 std::vector<std::string> clean_env() {
   return {"XDG_DATA_HOME=" + ::testing::TempDir() + "/tokperf_xdg",
-          "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "SLURM_PROCID",
-          "SLURM_NTASKS", "SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"};
+          "OMPI_COMM_WORLD_RANK",
+          "OMPI_COMM_WORLD_SIZE",
+          "PMIX_RANK",
+          "SLURM_PROCID",
+          "SLURM_NTASKS",
+          "SLURM_ARRAY_TASK_ID",
+          "JOB_COMPLETION_INDEX"};
 }
 
 ChildResult tokperf(std::vector<std::string> args) {
@@ -109,8 +114,9 @@ class ShardCli : public ::testing::Test {
     ASSERT_TRUE(server_->start().ok());
   }
   std::vector<std::string> plan(std::vector<std::string> load) const {
-    std::vector<std::string> a = {"bench", "--url", server_->base_url(), "--input-tokens", "20",
-                                  "--output-tokens", "5", "--no-progress", "--no-history"};
+    std::vector<std::string> a = {
+        "bench",           "--url", server_->base_url(), "--input-tokens", "20",
+        "--output-tokens", "5",     "--no-progress",     "--no-history"};
     a.insert(a.end(), load.begin(), load.end());
     return a;
   }
@@ -119,8 +125,8 @@ class ShardCli : public ::testing::Test {
 
 TEST_F(ShardCli, OpenLoopShardsMergeIntoTheSingleProcessScheduleWithExactStatistics) {
   const std::string root = temp_dir("shard_open");
-  const auto load = plan({"--request-rate", "60", "--requests", "36", "--warmup", "0", "--seed",
-                          "11"});
+  const auto load =
+      plan({"--request-rate", "60", "--requests", "36", "--warmup", "0", "--seed", "11"});
   // A shared start a little ahead, computed once as a launcher script would.
   const std::string start_at = fmt::format("{:.3f}", wall_us() / 1e6 + 1.5);
   run_shards(load, 3, root + "/shards", {"--start-at", start_at});
@@ -128,8 +134,8 @@ TEST_F(ShardCli, OpenLoopShardsMergeIntoTheSingleProcessScheduleWithExactStatist
   single_args.insert(single_args.end(), {"--out", root + "/single"});
   ChildResult single = tokperf(single_args);
   ASSERT_EQ(single.exit_code, 0) << single.err;
-  ChildResult merged = tokperf({"merge", root + "/shards", "--out", root + "/merged",
-                                "--no-history"});
+  ChildResult merged =
+      tokperf({"merge", root + "/shards", "--out", root + "/merged", "--no-history"});
   ASSERT_EQ(merged.exit_code, 0) << merged.err << merged.out;
   EXPECT_NE(merged.out.find("tokperf merge: 3 shards"), std::string::npos) << merged.out;
 
@@ -194,13 +200,13 @@ TEST_F(ShardCli, OpenLoopShardsMergeIntoTheSingleProcessScheduleWithExactStatist
   EXPECT_TRUE(fs::exists(root + "/merged/timeseries.csv"));
 
   // Shards that do not form the run are refused, and nothing is written.
-  ChildResult missing = tokperf({"merge", root + "/shards/shard-0", root + "/shards/shard-1",
-                                 "--out", root + "/partial"});
+  ChildResult missing = tokperf(
+      {"merge", root + "/shards/shard-0", root + "/shards/shard-1", "--out", root + "/partial"});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("shard 2 of 3 is missing"), std::string::npos) << missing.err;
   EXPECT_FALSE(fs::exists(root + "/partial"));
-  ChildResult mixed = tokperf({"merge", root + "/shards", root + "/single", "--out",
-                               root + "/mixed"});
+  ChildResult mixed =
+      tokperf({"merge", root + "/shards", root + "/single", "--out", root + "/mixed"});
   EXPECT_EQ(mixed.exit_code, 2);
   EXPECT_NE(mixed.err.find("single-process run"), std::string::npos) << mixed.err;
   EXPECT_FALSE(fs::exists(root + "/mixed"));
@@ -242,17 +248,16 @@ TEST_F(ShardCli, ClosedLoopShardsSplitTheConcurrencyAndTheRequestCount) {
 
 TEST_F(ShardCli, SweepLevelsStartOnTheSharedBoundaries) {
   const std::string root = temp_dir("shard_sweep");
-  const auto load = plan({"--request-rate", "20,40", "--duration", "1s", "--warmup", "0",
-                          "--seed", "5"});
+  const auto load =
+      plan({"--request-rate", "20,40", "--duration", "1s", "--warmup", "0", "--seed", "5"});
   const int64_t start_us = wall_us() + 1'500'000;
   const std::string start_at = fmt::format("{}.{:06d}", start_us / 1'000'000, start_us % 1'000'000);
   run_shards(load, 2, root + "/shards", {"--start-at", start_at, "--level-slot", "1.5s"});
   auto single_args = load;
   single_args.insert(single_args.end(), {"--out", root + "/single"});
   ASSERT_EQ(tokperf(single_args).exit_code, 0);
-  ASSERT_EQ(tokperf({"merge", root + "/shards", "--out", root + "/merged", "--no-history"})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      tokperf({"merge", root + "/shards", "--out", root + "/merged", "--no-history"}).exit_code, 0);
   // No level starts before its boundary start + k x slot; a late one says by how much.
   for (int i = 0; i < 2; ++i) {
     const json sj = read_json(fmt::format("{}/shards/shard-{}/shard.json", root, i));
@@ -276,8 +281,8 @@ TEST_F(ShardCli, SweepLevelsStartOnTheSharedBoundaries) {
   }
   EXPECT_EQ(m["config"]["shard"]["level_slot_s"], 1.5);
   // Phases that count requests have no fixed length: the slot must be given.
-  auto counted = plan({"--request-rate", "20,40", "--requests", "5", "--shard", "0/2",
-                       "--start-at", start_at, "--out", root + "/counted"});
+  auto counted = plan({"--request-rate", "20,40", "--requests", "5", "--shard", "0/2", "--start-at",
+                       start_at, "--out", root + "/counted"});
   ChildResult r = tokperf(counted);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--level-slot"), std::string::npos) << r.err;

@@ -58,8 +58,8 @@ TEST(ShardSpec, AutoPrefersOpenMpiOverTheSlurmStepMpirunRunsIn) {
 }
 
 TEST(ShardSpec, AutoPmixTakesItsSizeFromPmixOmpiOrSlurm) {
-  auto a = resolve_shard("auto", 0, env_of({{"PMIX_RANK", "1"}, {"SLURM_PROCID", "1"},
-                                            {"SLURM_NTASKS", "3"}}));
+  auto a = resolve_shard(
+      "auto", 0, env_of({{"PMIX_RANK", "1"}, {"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "3"}}));
   ASSERT_TRUE(a) << a.error();
   EXPECT_EQ(a->source, "PMIX_RANK");
   EXPECT_EQ(a->count, 3);
@@ -90,8 +90,7 @@ TEST(ShardSpec, AutoSrunAndArrays) {
   EXPECT_EQ(array->index, 2);
   EXPECT_EQ(array->count, 4);
   auto out = resolve_shard("auto", 0,
-                           env_of({{"SLURM_ARRAY_TASK_ID", "4"},
-                                   {"SLURM_ARRAY_TASK_COUNT", "4"}}));
+                           env_of({{"SLURM_ARRAY_TASK_ID", "4"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}));
   ASSERT_FALSE(out);
   EXPECT_NE(out.error().find("SLURM_ARRAY_TASK_ID"), std::string::npos) << out.error();
 }
@@ -113,8 +112,8 @@ TEST(ShardSpec, AutoWithoutLauncherOrWithGarbageIsRefused) {
   auto none = resolve_shard("auto", 0, env_of({}));
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().find("no launcher environment"), std::string::npos) << none.error();
-  auto garbage = resolve_shard("auto", 0, env_of({{"OMPI_COMM_WORLD_RANK", "one"},
-                                                  {"OMPI_COMM_WORLD_SIZE", "2"}}));
+  auto garbage = resolve_shard(
+      "auto", 0, env_of({{"OMPI_COMM_WORLD_RANK", "one"}, {"OMPI_COMM_WORLD_SIZE", "2"}}));
   ASSERT_FALSE(garbage);
   EXPECT_NE(garbage.error().find("OMPI_COMM_WORLD_RANK='one'"), std::string::npos)
       << garbage.error();

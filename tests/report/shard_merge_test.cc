@@ -33,7 +33,8 @@ void write_json(const fs::path& p, const json& j) { std::ofstream(p) << j.dump(2
 
 // A writable copy of the fixture run.
 std::string copy_run(const std::string& name) {
-  const fs::path d = fs::path(::testing::TempDir()) / ("merge_" + name + "_" + std::to_string(getpid()));
+  const fs::path d =
+      fs::path(::testing::TempDir()) / ("merge_" + name + "_" + std::to_string(getpid()));
   fs::remove_all(d);
   fs::copy(kRun, d, fs::copy_options::recursive);
   return d.string();
@@ -85,7 +86,8 @@ TEST(ShardMerge, RefusesShardsOfDifferentRuns) {
   EXPECT_NE(e.find("load.seed"), std::string::npos) << e;
 
   edit_summary(s1, [](json& s) {
-    s["config"]["load"]["seed"] = read_json(kRun + "/shard-0/summary.json")["config"]["load"]["seed"];
+    s["config"]["load"]["seed"] =
+        read_json(kRun + "/shard-0/summary.json")["config"]["load"]["seed"];
     s["config"]["target"]["base_url"] = "http://elsewhere:8000/v1";
   });
   e = refusal({run});
@@ -194,9 +196,9 @@ TEST(ShardMerge, NamesTheBottleneckedShardOrSaysNoneWas) {
 TEST(ShardMerge, GoldenMergedSummary) {
   const std::string out = ::testing::TempDir() + "/merge_golden_" + std::to_string(getpid());
   fs::remove_all(out);
-  const auto r = testing_support::run_child(
-      TOKPERF_BINARY, {"merge", kRun, "--out", out, "--no-history"},
-      {"XDG_DATA_HOME=" + ::testing::TempDir() + "/tokperf_xdg"});
+  const auto r =
+      testing_support::run_child(TOKPERF_BINARY, {"merge", kRun, "--out", out, "--no-history"},
+                                 {"XDG_DATA_HOME=" + ::testing::TempDir() + "/tokperf_xdg"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const json m = read_json(fs::path(out) / "summary.json");
   const json want = read_json(std::string(TOKPERF_TEST_DATA) + "/merge/expected.json");
