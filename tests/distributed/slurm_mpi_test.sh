@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Sharded tokperf bench through real launchers on one host (issue 13): a Slurm cluster from
 # Debian's packages (munged + slurmctld + 2 slurmd "nodes" on 127.0.0.1, no systemd, no cgroups)
-# runs `tokperf bench --shard auto` through srun, an sbatch array and salloc+mpirun; Open MPI's
-# mpirun --oversubscribe runs it without Slurm. Each sharded run is merged and checked against a
+# runs `tokperf bench --shard auto` through srun, srun --mpi=pmix, an sbatch array and
+# salloc+mpirun; Open MPI's mpirun --oversubscribe runs it without Slurm. Each sharded run is merged and checked against a
 # single-process run of the same plan: same schedule fingerprint, same request counts, the merged
 # statistics those of the shards' records, each shard's rank taken from the launcher's variable.
 #
 #   slurm_mpi_test.sh TOKPERF TOKPERF_TESTSERVER      (ctest runs it; exit 77 = skipped)
 #
-# Skips loudly (exit 77) when slurm-wlm, munge or openmpi-bin are missing or when not root
+# Skips loudly (exit 77) when slurm-wlm, munge, openmpi-bin or libpmix-dev (Slurm's pmix plugin
+# loads libpmix.so, which only the -dev package links) are missing or when not root
 # (scripts/install-deps.sh installs them). Everything lives in a temporary folder; the cluster
 # is torn down on any exit, killing only the daemons it started (by their pid files).
 set -euo pipefail
@@ -20,6 +21,8 @@ for c in munged slurmctld slurmd srun sbatch salloc sinfo squeue mpirun python3;
   command -v "$c" >/dev/null 2>&1 ||
     skip "'$c' not found: apt-get install slurm-wlm munge openmpi-bin (scripts/install-deps.sh)"
 done
+ldconfig -p 2>/dev/null | grep -q 'libpmix\.so ' ||
+  skip "libpmix.so not found (srun --mpi=pmix needs it): apt-get install libpmix-dev"
 [[ $(id -u) -eq 0 ]] || skip "needs root (the one-host cluster runs its daemons as SlurmUser=root)"
 TOKPERF=$(realpath "${1:?usage: slurm_mpi_test.sh TOKPERF TOKPERF_TESTSERVER}")
 SERVER=$(realpath "${2:?usage: slurm_mpi_test.sh TOKPERF TOKPERF_TESTSERVER}")
@@ -199,6 +202,13 @@ timeout 120 srun -N2 -n3 -O --export=ALL "$TOKPERF" "${PLAN[@]}" --shard auto \
   { cat "$W/srun.log" >&2; fail "srun of the shards failed"; }
 merge srun
 check srun 3 SLURM_PROCID
+
+# srun --mpi=pmix: PMIx names the rank (PMIX_RANK), the size comes from SLURM_NTASKS.
+timeout 120 srun --mpi=pmix -N2 -n2 -O --export=ALL "$TOKPERF" "${PLAN[@]}" --shard auto \
+  --start-at "$(start_at)" --out "$W/pmix" >"$W/pmix.log" 2>&1 ||
+  { cat "$W/pmix.log" >&2; fail "srun --mpi=pmix of the shards failed"; }
+merge pmix
+check pmix 2 PMIX_RANK
 
 # sbatch --array: one task per array index; the rank is SLURM_ARRAY_TASK_ID.
 timeout 120 sbatch --wait --array=0-1 -o "$W/array-%a.log" --export=ALL \
