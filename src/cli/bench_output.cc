@@ -25,6 +25,7 @@
 #include "report/html_report.h"
 #include "report/json_output.h"
 #include "report/load_report.h"
+#include "report/shard_merge.h"
 #include "servermetrics/live_exposition.h"
 #include "servermetrics/scraper.h"
 #include "servermetrics/server_report.h"
@@ -158,6 +159,20 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   // The client's own floor on this machine, before any request: printed beside the results.
   const NoiseFloor noise_floor = measure_noise_floor();
   fmt::print(out, "{}", render_noise_floor(noise_floor));
+  if (config.shard.active()) {
+    fmt::print(out, "shard {} of {} (from {}) on {}; clock: {}\n", config.shard.index,
+               config.shard.count, config.shard.source, config.shard_host,
+               config.shard_clock.describe());
+    if (config.load.start_at_unix_us > 0) {
+      fmt::print(out, "lockstep: level 1 starts at unix {:.3f} s{}\n",
+                 config.load.start_at_unix_us / 1e6,
+                 config.load.level_slot_ns > 0
+                     ? fmt::format(", level k every {} s after", config.load.level_slot_ns / 1e9)
+                     : std::string());
+    }
+  }
+  // Converts the runner's monotonic stamps to the wall clock the records are labelled with.
+  const int64_t wall_minus_mono_ns = wall_us() * 1000 - mono_ns();
   int64_t started_us = wall_us();
   bool completed;
   {
@@ -185,6 +200,15 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   if (live) live->stop();
   if (Status st = recorder.close(); !st) {
     fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", st.error());
+  }
+  // A shard's run facts for tokperf merge, written before summary.json: a folder with a summary
+  // has both.
+  if (config.shard.active() && !config.out_dir.empty()) {
+    Status st = write_json_file(config.out_dir + "/shard.json",
+                                shard_run_json(config, runner.levels(), runner.late_start_ns(),
+                                               runner.self_measure(), wall_minus_mono_ns,
+                                               completed));
+    if (!st) fmt::print(stderr, "tokperf: cannot write shard.json: {}\n", st.error());
   }
   return report_run(config, outcome, recorder, notes, json, "bench");
 }

@@ -95,6 +95,10 @@ void BenchRunner::interrupt() { interrupt_requested_.store(true); }
 void BenchRunner::begin_interrupt() {
   interrupting_ = true;
   interrupted_ = true;
+  if (waiting_level_) {
+    finished_ = true;  // interrupted before the next level's start: nothing is in flight
+    return;
+  }
   if (driver_ && !driver_->level_done()) {
     driver_->stop(mono_ns(), "interrupted");
     if (driver_->in_flight() > 0) {
@@ -105,13 +109,40 @@ void BenchRunner::begin_interrupt() {
 }
 
 void BenchRunner::start_level(size_t index) {
+  // Lockstep shards: level k waits for its fixed wall-clock boundary (the event loop keeps
+  // probing meanwhile); a shard whose previous level overran starts at once and says by how much.
+  const LoadConfig& load = config_.load;
+  if (load.start_at_unix_us > 0) {
+    const int64_t boundary_us =
+        load.start_at_unix_us + static_cast<int64_t>(index) * load.level_slot_ns / 1000;
+    const int64_t wait_ns = (boundary_us - wall_us()) * 1000;
+    if (late_start_ns_.size() <= index) late_start_ns_.resize(index + 1, 0);
+    if (wait_ns > 0 && !interrupting_) {
+      waiting_level_ = true;
+      loop_.add_timer_at(mono_ns() + wait_ns, [this, index] {
+        waiting_level_ = false;
+        if (interrupting_) {
+          finished_ = true;
+          return;
+        }
+        begin_level(index);
+      });
+      return;
+    }
+    late_start_ns_[index] = -wait_ns;
+  }
+  begin_level(index);
+}
+
+void BenchRunner::begin_level(size_t index) {
   level_ = index;
   level_start_ns_ = mono_ns();
   done_ = errors_ = output_tokens_ = 0;
   recent_ttft_ms_.clear();
   recent_next_ = 0;
   sessions_.clear();
-  driver_.emplace(make_level_plan(config_.load, index), level_start_ns_, kOpenLoopLeadNs);
+  const LevelShare share{config_.load.share_index, config_.load.share_count};
+  driver_.emplace(make_level_plan(config_.load, index, share), level_start_ns_, kOpenLoopLeadNs);
   infos_.push_back(driver_->info());
   if (on_level_start_) on_level_start_(infos_.back());
   pump();
@@ -166,7 +197,11 @@ void BenchRunner::send(const SendOrder& order) {
   RequestTimeline tl;
   tl.phase = order.phase;
   tl.intended_ns = order.intended_ns;
-  tl.seq = seq_++;
+  // Shards number their requests k*count + index: unique across shards, and the workload's
+  // seq-th request is the one a single process would send as its seq-th.
+  tl.seq = seq_ * static_cast<uint64_t>(std::max(1, config_.load.share_count)) +
+           static_cast<uint64_t>(config_.load.share_index);
+  ++seq_;
   tl.request_id = fmt::format("{}-{}", config_.run_id, tl.seq);
   tl.level = static_cast<int>(level_);
   tl.prompt_tokens_sent = config_.prompt.input_tokens;

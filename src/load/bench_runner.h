@@ -104,11 +104,16 @@ class BenchRunner {
   const ClientSelfMeasure& self_measure() const { return self_; }
   const std::vector<LevelRunInfo>& levels() const { return infos_; }
   const std::vector<RunnerSample>& samples() const { return samples_; }
+  // Lockstep shards (LoadConfig::start_at_unix_us): per level, how late it started after its
+  // fixed boundary (0: on time); empty without --start-at.
+  const std::vector<int64_t>& late_start_ns() const { return late_start_ns_; }
   int64_t run_start_ns() const { return run_start_ns_; }
   int64_t run_end_ns() const { return run_end_ns_; }
 
  private:
+  // Starts level `index` now, or at its lockstep boundary (begin_level then runs it).
   void start_level(size_t index);
+  void begin_level(size_t index);
   // Starts what the driver orders now, cancels finished-with cool-down, arms the driver's wake-up
   // timer and moves to the next level when this one is done. Re-entrant calls (a cancel finishes
   // a request at once) are folded into the running one.
@@ -145,6 +150,8 @@ class BenchRunner {
   uint64_t seq_ = 0;
   int64_t second_max_lag_ns_ = 0;
 
+  bool waiting_level_ = false;  // a lockstep level's start timer is armed
+  std::vector<int64_t> late_start_ns_;
   bool interrupting_ = false;
   bool interrupted_ = false;
   bool finished_ = false;

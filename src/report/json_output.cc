@@ -81,6 +81,15 @@ json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
       {"prefix_group", t.prefix_group >= 0 ? json(t.prefix_group) : json(nullptr)},
       {"cached_tokens", count_or_null(t.cached_prompt_tokens())},
   };
+  // Tokens per event, only when the server said (continuous usage): what the per-token ITL and
+  // the usage check use, so a merge rebuilds them exactly.
+  for (const TokenEvent& e : t.token_events) {
+    if (e.tokens < 0) continue;
+    json counts = json::array();
+    for (const TokenEvent& f : t.token_events) counts.push_back(f.tokens);
+    record["token_counts"] = std::move(counts);
+    break;
+  }
   // Multi-turn sessions and tool calls: present only on such requests.
   if (t.session >= 0) {
     record["session_id"] = fmt::format("{}.{}", t.level, t.session);
@@ -233,6 +242,13 @@ void append_request_record(std::string& out, const RequestTimeline& t, const Req
   }
   if (t.session >= 0) w.key("session_id"), w.string(fmt::format("{}.{}", t.level, t.session));
   w.key("start_unix_us"), w.integer(t.start_unix_us);
+  // Tokens per event, only when the server said (see request_record_json).
+  if (std::any_of(t.token_events.begin(), t.token_events.end(),
+                  [](const TokenEvent& e) { return e.tokens >= 0; })) {
+    w.key("token_counts"), w.array(t.token_events.size(), [&](size_t i) {
+      w.integer(t.token_events[i].tokens);
+    });
+  }
   w.key("token_events"), w.integer(t.token_events.size());
   w.key("token_ms"), w.array(t.token_events.size(), [&](size_t i) {
     w.number(std::round((t.token_events[i].t_ns - t.send_ns) / 1e3) / 1e3);

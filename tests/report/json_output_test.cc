@@ -124,6 +124,8 @@ TEST(RequestRecordJson, DirectLineIsByteForByteTheObjectsDump) {
     t.server.predicted_tokens = 5;
     t.token_events[1].t_ns = 132 * kMs + 333'777;  // a fractional, rounded token_ms
     t.token_events[2].chars = 17;
+    t.token_events[0].tokens = 2;  // the server gave counts: token_counts is written
+    t.token_events[1].tokens = 1;
     t.connect_ms = 123456789.125;
     cases.push_back(t);
   }
