@@ -32,6 +32,13 @@ for i in $(seq "$repeat"); do
 done
 "$build/bench/sse_parse_bench" --benchmark_format=json --benchmark_repetitions="$repeat" >"$out/parse.json" 2>/dev/null
 "$build/bench/sim_offline_bench" --benchmark_format=json >"$out/sim_offline.json" 2>/dev/null
+cmake --build "$build" -j2 --target tokperf >/dev/null
+if ((quick)); then
+  scripts/memory_curve.sh --build "$build" --tokens 128 10000 100000 >"$out/memory.jsonl"
+else
+  scripts/memory_curve.sh --build "$build" --tokens 128 100000 >"$out/memory.jsonl"
+  scripts/memory_curve.sh --build "$build" --tokens 256 10000 100000 300000 1000000 >>"$out/memory.jsonl"
+fi
 if [ -x "$build/bench/sim_serve_bench" ]; then
   "$build/bench/sim_serve_bench" >"$out/sim_serve.jsonl" 2>/dev/null || true
 fi

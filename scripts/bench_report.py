@@ -137,6 +137,20 @@ if ss:
               f"{r['server_us_per_token']:.1f} | {r['server_lag_p50_ms']:.2f} / {r['server_lag_p99_ms']:.2f} / {r['server_lag_max_ms']:.2f} | "
               f"{r['emit_mean_ms']:.1f} / {r['emit_max_ms']:.1f} | {r['client_ttft_p50_ms']:.0f} | {r['client_itl_p50_ms']:.1f} / {r['client_itl_p99_ms']:.1f} |")
     print()
+mc = lines('memory.jsonl')
+if mc:
+    print('## Memory and write time against the request count (issue 12)\n')
+    print('`scripts/memory_curve.sh`: `tokperf sim run` (virtual time, so no server is measured) '
+          'writing every output file (requests.jsonl, summary.json, timeseries.csv, report.html). '
+          'Records are streamed to disk as they finish and folded into bounded per-level state '
+          '(docs/metrics.md, "Bounded memory"). Goals: 1,000,000 requests x 256 tokens under '
+          '1 GB peak RSS; 100,000 x 128 tokens in <= 3 s and <= 500 MB.\n')
+    print('| requests | output tokens | peak RSS (MB) | wall (s) | user + sys CPU (s) | requests.jsonl (MB) |')
+    print('|---:|---:|---:|---:|---:|---:|')
+    for r in mc:
+        print(f"| {r['requests']:,} | {r['output_tokens']} | {r['peak_rss_mb']:.0f} | {r['wall_s']:.2f} | "
+              f"{float(r['user_s']) + float(r['sys_s']):.2f} | {r['requests_jsonl_mb']:,.0f} |")
+    print()
 print('''## Precision goals kept out of the test suite
 
 ctest asserts behaviour only (never early, in order, counted once, same schedule for the same seed,

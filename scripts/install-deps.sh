@@ -11,6 +11,8 @@ pkgs=(
   clang libclang-rt-14-dev   # libFuzzer targets
   python3                    # bench/ scripts and numpy-free reference checks
   chromium                   # headless browser test of report.html
+  slurm-wlm munge openmpi-bin  # tests/distributed: a one-host Slurm cluster and mpirun
+  libpmix-dev                # libpmix.so, which Slurm's pmix plugin loads (srun --mpi=pmix)
 )
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

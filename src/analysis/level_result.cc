@@ -15,11 +15,10 @@ void RunResultBuilder::add(const RequestTimeline& t, const RequestMetrics& m) {
   Level& l = levels_[static_cast<size_t>(t.level)];
   if (!l.acc.add(t, m)) return;  // not measured
   if (slo_) {
-    l.slo_metrics.push_back(m);
-    l.slo_ok.push_back(t.ok() ? 1 : 0);
+    if (!l.slo) l.slo.emplace(*slo_);
+    l.slo->add(m, t.ok());
   }
-  if (t.ok() && !t.token_events.empty())
-    l.drift.push_back(DriftPoint{t.send_ns, m.ttft_ms, m.itl_ms});
+  if (t.ok() && !t.token_events.empty()) l.drift.add(t.send_ns, m.ttft_ms, m.itl_ms);
   if (t.turn > 0) {
     if (l.turns.size() < static_cast<size_t>(t.turn)) l.turns.resize(static_cast<size_t>(t.turn));
     Level::Turn& turn = l.turns[static_cast<size_t>(t.turn - 1)];
@@ -91,9 +90,10 @@ RunResult RunResultBuilder::finish(std::span<const LevelRunInfo> runs) const {
     res.send_lag_ms = compute_dist_stats(std::move(lag));
     if (slo_) {
       res.slo_spec = slo_;
-      res.slo = evaluate_slo(*slo_, l.slo_metrics, l.slo_ok, res.summary.window_s);
+      res.slo = l.slo ? l.slo->finish(res.summary.window_s)
+                      : evaluate_slo(*slo_, {}, {}, res.summary.window_s);
     }
-    res.drift = detect_drift(l.drift, res.run.start_ns, res.run.end_ns);
+    res.drift = l.drift.finish(res.run.start_ns, res.run.end_ns);
     res.workload = workload_stats(l.req_in, l.served_in, l.req_out, l.served_out);
     res.workload.cache_reported = l.cache_reported;
     res.workload.cache_hits = l.cache_hits;

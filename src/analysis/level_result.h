@@ -96,9 +96,8 @@ class RunResultBuilder {
   struct Level {
     explicit Level(LevelParams p) : acc(std::move(p)) {}
     LevelAccumulator acc;
-    std::vector<RequestMetrics> slo_metrics;  // measured requests, only with objectives
-    std::vector<uint8_t> slo_ok;
-    std::vector<DriftPoint> drift;  // measured, OK, with a token
+    std::optional<SloAccumulator> slo;  // only with objectives
+    DriftAccumulator drift;             // measured, OK, with a token
     // Workload figures of measured OK requests (WorkloadLevelStats).
     std::vector<double> req_in, served_in, req_out, served_out, ttft_hit, ttft_miss;
     int64_t cache_reported = 0, cache_hits = 0, cached_sum = 0, cache_prompt_sum = 0;

@@ -32,6 +32,7 @@ void register_all_commands(CLI::App& app, CommandSet& cmds) {
   register_sim_command(app, cmds);
   register_report_command(app, cmds);
   register_compare_command(app, cmds);
+  register_merge_command(app, cmds);
   register_history_command(app, cmds);
   register_completion_command(app, cmds);
 }

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/output_flags.h"
 #include "cli/load_flags.h"
+#include "cli/shard_flags.h"
 #include "cli/target_flags.h"
 #include "cli/workload_flags.h"
 #include "core/units.h"
@@ -30,6 +31,8 @@ struct BenchFlags {
   LoadFlags load;
   WorkloadFlags workload;
   OutputFlags output;
+  ShardFlags shard;
+  bool out_given = false;
   bool no_progress = false;
   sim::DeploymentFlags sim;  // the built-in simulated target, used when --url is absent
   bool sim_flags_given = false;
@@ -123,6 +126,7 @@ int run_bench(BenchFlags& flags) {
   config.slo = make_slo(flags.load);
   config.load.progress = !flags.no_progress && !flags.output.json && isatty(STDERR_FILENO);
   apply_output_flags(flags.output, config);
+  apply_shard_flags(flags.shard, process_env(), flags.out_given, config);
   apply_server_metrics_flags(flags, config);
   if (simulated) {
     config.deployment = sim::deployment_json(flags.sim);
@@ -149,6 +153,7 @@ void register_bench_command(CLI::App& app, CommandSet& cmds) {
   auto* out = "Output";
   add_output_flags(sub, flags->output);
   sub->add_flag("--no-progress", flags->no_progress, "No live progress line")->group(out);
+  add_shard_flags(sub, flags->shard);
   auto* sm = "Server metrics";
   sub->add_option("--server-metrics", flags->server_metrics,
                   "Scrape the engine's Prometheus /metrics while measuring (on its own thread) and "
@@ -176,6 +181,7 @@ void register_bench_command(CLI::App& app, CommandSet& cmds) {
     flags->sim_flags_given = sim::deployment_flags_given(*sub, "--sim-model");
     flags->server_metrics_given = sub->count("--server-metrics") > 0;
     flags->threads_given = sub->count("--threads") > 0;
+    flags->out_given = sub->count("--out") > 0;
     return run_bench(*flags);
   });
 }

@@ -12,6 +12,7 @@
 #include "analysis/level_result.h"
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/run_recorder.h"
 #include "client/request_builder.h"
 #include "core/clock.h"
 #include "core/units.h"
@@ -24,6 +25,7 @@
 #include "report/html_report.h"
 #include "report/json_output.h"
 #include "report/load_report.h"
+#include "report/shard_merge.h"
 #include "servermetrics/live_exposition.h"
 #include "servermetrics/scraper.h"
 #include "servermetrics/server_report.h"
@@ -106,17 +108,8 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   auto builder = RequestBuilder::create(config.target, config.prompt);
   if (!builder) throw UsageError(builder.error());
 
-  RequestsJsonlWriter jsonl;
-  if (!config.out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(config.out_dir, ec);
-    if (ec) {
-      throw UsageError(
-          fmt::format("--out '{}' cannot be created: {}", config.out_dir, ec.message()));
-    }
-    Status st = jsonl.open(config.out_dir + "/requests.jsonl");
-    if (!st) throw UsageError(fmt::format("--out '{}': {}", config.out_dir, st.error()));
-  }
+  RunRecorder recorder(config);
+  recorder.open_output();
   std::FILE* out = json ? stderr : stdout;
   fmt::print(
       out, "tokperf bench: {} model {} ({} API), prompt {} tokens ({}), max {} output tokens\n",
@@ -159,19 +152,13 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
     scraper->start();
   }
 
-  std::vector<RequestTimeline> records;
-  RunResultBuilder results = result_builder(config);
-  std::string write_error;
+  const BenchRunner* started = nullptr;  // set once the runner exists
   BenchRunner runner(config, std::move(*builder), [&](const RequestTimeline& t) {
-    const RequestMetrics m = compute_request_metrics(t);  // once per record
+    if (recorder.records() == 0 && started) recorder.set_run_start(started->run_start_ns());
+    const RequestMetrics& m = recorder.add(t);
     if (live) live->record(t, m);
-    if (jsonl.is_open() && write_error.empty()) {
-      Status st = jsonl.write(t, m);
-      if (!st) write_error = st.error();
-    }
-    results.add(t, m);
-    records.push_back(t);
   });
+  started = &runner;
   if (config.load.progress || live) {
     runner.set_progress_sink([&](const LevelProgress& p) {
       if (live) live->progress(p.level, p.in_flight, p.queued);
@@ -184,6 +171,20 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   // The client's own floor on this machine, before any request: printed beside the results.
   const NoiseFloor noise_floor = measure_noise_floor();
   fmt::print(out, "{}", render_noise_floor(noise_floor));
+  if (config.shard.active()) {
+    fmt::print(out, "shard {} of {} (from {}) on {}; clock: {}\n", config.shard.index,
+               config.shard.count, config.shard.source, config.shard_host,
+               config.shard_clock.describe());
+    if (config.load.start_at_unix_us > 0) {
+      fmt::print(out, "lockstep: level 1 starts at unix {:.3f} s{}\n",
+                 config.load.start_at_unix_us / 1e6,
+                 config.load.level_slot_ns > 0
+                     ? fmt::format(", level k every {} s after", config.load.level_slot_ns / 1e9)
+                     : std::string());
+    }
+  }
+  // Converts the runner's monotonic stamps to the wall clock the records are labelled with.
+  const int64_t wall_minus_mono_ns = wall_us() * 1000 - mono_ns();
   int64_t started_us = wall_us();
   bool completed;
   {
@@ -193,7 +194,6 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   if (config.load.progress) fmt::print(stderr, "\r\033[K");
 
   RunOutcome outcome;
-  outcome.records = std::move(records);
   outcome.levels = runner.levels();
   outcome.samples = runner.samples();
   outcome.start_ns = runner.run_start_ns();
@@ -207,22 +207,29 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
     std::vector<int> levels;
     for (const auto& l : outcome.levels) levels.push_back(l.level);
     outcome.server = std::make_shared<servermetrics::ServerReport>(servermetrics::build_server_report(
-        scraper->series(), true, levels, outcome.records));
+        scraper->series(), true, levels, recorder.digests()));
   }
   if (live) live->stop();
-  (void)jsonl.close();
-  if (!write_error.empty()) {
-    fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", write_error);
+  if (Status st = recorder.close(); !st) {
+    fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", st.error());
   }
-  return report_run(config, outcome, results, notes, json, "bench");
+  // A shard's run facts for tokperf merge, written before summary.json: a folder with a summary
+  // has both.
+  if (config.shard.active() && !config.out_dir.empty()) {
+    Status st = write_json_file(config.out_dir + "/shard.json",
+                                shard_run_json(config, runner.levels(), runner.late_start_ns(),
+                                               runner.self_measure(), wall_minus_mono_ns,
+                                               completed));
+    if (!st) fmt::print(stderr, "tokperf: cannot write shard.json: {}\n", st.error());
+  }
+  return report_run(config, outcome, recorder, notes, json, "bench");
 }
 
-int report_run(const BenchConfig& config, const RunOutcome& outcome,
-               const RunResultBuilder& results, const std::vector<std::string>& notes, bool json,
-               const char* command) {
+int report_run(const BenchConfig& config, const RunOutcome& outcome, const RunRecorder& recorder,
+               const std::vector<std::string>& notes, bool json, const char* command) {
   std::FILE* out = json ? stderr : stdout;
   const bool completed = outcome.completed;
-  const RunResult result = results.finish(outcome.levels);
+  const RunResult result = recorder.results().finish(outcome.levels);
   ClientHealth health = health_from(outcome.self);
   health.noise_floor = outcome.noise_floor;
   // Weigh the client's lateness against the smallest figure it could distort (issue 12).
@@ -251,7 +258,7 @@ int report_run(const BenchConfig& config, const RunOutcome& outcome,
   if (!server) {
     std::vector<int> levels;
     for (const auto& l : outcome.levels) levels.push_back(l.level);
-    auto r = servermetrics::build_server_report({}, false, levels, outcome.records);
+    auto r = servermetrics::build_server_report({}, false, levels, recorder.digests());
     if (r.has_per_request()) server = std::make_shared<servermetrics::ServerReport>(std::move(r));
   }
   std::vector<std::string> level_labels;
@@ -275,8 +282,10 @@ int report_run(const BenchConfig& config, const RunOutcome& outcome,
   }
   const nlohmann::json summary = run_summary_json(config_json(config), result, health, info, extra);
   if (!config.out_dir.empty()) {
-    auto rows =
-        build_timeseries(outcome.records, outcome.start_ns, outcome.end_ns, outcome.samples);
+    // Windows start at the run's start (the recorder's origin, set before its first record).
+    const TimeseriesBuilder none(outcome.start_ns);
+    auto rows = (recorder.records() > 0 ? recorder.timeseries() : none)
+                    .finish(outcome.end_ns, outcome.samples);
     std::vector<TimeseriesColumn> server_cols;
     if (server) {
       server_cols = servermetrics::server_timeseries_columns(*server, outcome.start_ns, rows.size());

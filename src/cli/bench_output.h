@@ -22,7 +22,9 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
 
 // Everything a finished run produced, live (bench) or in virtual time (sim run).
 struct RunOutcome {
-  std::vector<RequestTimeline> records;  // every phase and level
+  // Every record of every phase and level, kept only where a caller asked simulate_load for them
+  // (a capacity trial); runs hand each record to a RunRecorder as it finishes instead.
+  std::vector<RequestTimeline> records;
   std::vector<LevelRunInfo> levels;
   std::vector<RunnerSample> samples;  // per-second client samples (may be empty)
   int64_t start_ns = 0, end_ns = 0;   // the run, on the records' clock
@@ -35,13 +37,14 @@ struct RunOutcome {
   std::shared_ptr<const servermetrics::ServerReport> server;
 };
 
+class RunRecorder;
+
 // Prints the level table and details, writes summary.json, timeseries.csv and report.html into
-// config.out_dir (when set; requests.jsonl is the caller's) and records the run in the history.
-// Returns the exit code as run_bench_load does.
-// `results` was fed every record of the outcome once (RunResultBuilder::add).
-int report_run(const BenchConfig& config, const RunOutcome& outcome,
-               const RunResultBuilder& results, const std::vector<std::string>& notes, bool json,
-               const char* command);
+// config.out_dir (when set; requests.jsonl is the recorder's) and records the run in the history.
+// Returns the exit code as run_bench_load does. `recorder` was fed every record of the run once
+// (cli/run_recorder.h) and closed.
+int report_run(const BenchConfig& config, const RunOutcome& outcome, const RunRecorder& recorder,
+               const std::vector<std::string>& notes, bool json, const char* command);
 
 // The result builder for config's levels and SLO (level labels and loads as the table shows them).
 RunResultBuilder result_builder(const BenchConfig& config);

@@ -40,6 +40,7 @@ void register_report_command(CLI::App& app, CommandSet& cmds);    // cli/report_
 void register_compare_command(CLI::App& app, CommandSet& cmds);   // cli/compare_cmd.cc
 void register_history_command(CLI::App& app, CommandSet& cmds);   // cli/history_cmd.cc
 void register_completion_command(CLI::App& app, CommandSet& cmds);  // cli/completion_cmd.cc
+void register_merge_command(CLI::App& app, CommandSet& cmds);       // cli/merge_cmd.cc
 
 // Every command above, in --help order: what run_cli parses, exposed so tests can walk the tree.
 void register_all_commands(CLI::App& app, CommandSet& cmds);

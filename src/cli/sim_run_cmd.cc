@@ -16,6 +16,7 @@
 #include "cli/load_flags.h"
 #include "cli/workload_flags.h"
 #include "cli/output_flags.h"
+#include "cli/run_recorder.h"
 #include "cli/sim_run_load.h"
 #include "core/clock.h"
 #include "core/units.h"
@@ -145,31 +146,18 @@ int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig con
         m.requests > 0 ? m.requests * static_cast<int64_t>(config.load.plan.levels.size()) : -1;
     for (std::string& n : config.workload->notes(planned)) notes.push_back(std::move(n));
   }
-  auto outcome = simulate_load(cost, config, load_options(f, config, wall_us()), notes);
+  RunRecorder recorder(config);
+  recorder.open_output(/*flush_each_line=*/false);
+  recorder.set_run_start(0);  // virtual time from 0
+  auto outcome = simulate_load(cost, config, load_options(f, config, wall_us()), notes,
+                               [&](const RequestTimeline& t) { recorder.add(t); });
   if (!outcome) throw UsageError(outcome.error());
   notes.push_back(fmt::format("simulated {:.1f} s of serving in {:.2f} s of wall time",
                               outcome->self.wall_s, (mono_ns() - wall_start_ns) / 1e9));
-  RequestsJsonlWriter jsonl;
-  Status st = Status::Ok();
-  if (!config.out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(config.out_dir, ec);
-    if (ec) {
-      throw UsageError(
-          fmt::format("--out '{}' cannot be created: {}", config.out_dir, ec.message()));
-    }
-    st = jsonl.open(config.out_dir + "/requests.jsonl");
-    if (!st) throw UsageError(fmt::format("--out '{}': {}", config.out_dir, st.error()));
+  if (Status st = recorder.close(); !st) {
+    fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", st.error());
   }
-  RunResultBuilder results = result_builder(config);
-  for (const auto& t : outcome->records) {
-    const RequestMetrics m = compute_request_metrics(t);  // once per record
-    if (jsonl.is_open() && st) st = jsonl.write(t, m);
-    results.add(t, m);
-  }
-  if (jsonl.is_open() && st) st = jsonl.close();
-  if (!st) fmt::print(stderr, "tokperf: writing requests.jsonl failed: {}\n", st.error());
-  return report_run(config, *outcome, results, notes, f.output.json, "sim run");
+  return report_run(config, *outcome, recorder, notes, f.output.json, "sim run");
 }
 
 // Capacity search as `tokperf capacity` does it, each trial a one-level virtual-time run. Trial k

@@ -16,7 +16,8 @@ constexpr int64_t kCharsPerToken = 4;  // rough English text; only for trace lin
 }  // namespace
 
 Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& config,
-                                 const SimLoadOptions& o, std::vector<std::string>& notes) {
+                                 const SimLoadOptions& o, std::vector<std::string>& notes,
+                                 const std::function<void(const RequestTimeline&)>& sink) {
   const LoadConfig& load = config.load;
   const LoadPlan& plan = load.plan;
   RunOutcome out;
@@ -24,6 +25,7 @@ Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& 
   int64_t level_start_ns = 0;
   bool prompt_estimated = false;
   uint64_t workload_seq = 0;  // the run's request counter, as bench's seq
+  uint64_t next_seq = 0;      // records' seq: the run's order of ending
   for (size_t i = 0; i < plan.levels.size(); ++i) {
     const LevelSpec& spec = plan.levels[i];
     sim::OfflineLevel l;
@@ -63,26 +65,31 @@ Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& 
         return x;
       };
     }
+    // Each record onto the run's virtual clock (0 stays "never" for first_visible_ns), numbered
+    // in the run's order, then to the sink (or kept).
+    const auto shift = [&](int64_t& ns) { ns += level_start_ns; };
+    l.on_finished = [&](RequestTimeline&& t) {
+      t.level = static_cast<int>(i);
+      t.seq = next_seq++;
+      t.request_id = fmt::format("{}-{}", config.run_id.empty() ? "sim" : config.run_id, t.seq);
+      for (int64_t* ns : {&t.intended_ns, &t.send_ns, &t.end_ns, &t.last_event_ns}) shift(*ns);
+      if (t.first_visible_ns != 0) shift(t.first_visible_ns);
+      for (TokenEvent& e : t.token_events) shift(e.t_ns);
+      t.start_unix_us = o.started_unix_us + t.send_ns / 1000;
+      if (sink) {
+        sink(t);
+      } else {
+        out.records.push_back(std::move(t));
+      }
+    };
     auto run = sim::run_offline_level(cost, engine, l);
     if (!run) return Error{fmt::format("level {} ({}): {}", i + 1, spec.label(), run.error())};
-    // Shift every time onto the run's virtual clock (0 stays "never" for first_visible_ns).
-    const auto shift = [&](int64_t& ns) { ns += level_start_ns; };
     LevelRunInfo info = run->info;
     shift(info.start_ns);
     shift(info.end_ns);
     if (info.measured_sent > 0) {
       shift(info.first_measured_send_ns);
       shift(info.last_measured_send_ns);
-    }
-    for (RequestTimeline& t : run->timelines) {
-      t.level = static_cast<int>(i);
-      t.seq = static_cast<uint64_t>(out.records.size());
-      t.request_id = fmt::format("{}-{}", config.run_id.empty() ? "sim" : config.run_id, t.seq);
-      for (int64_t* ns : {&t.intended_ns, &t.send_ns, &t.end_ns, &t.last_event_ns}) shift(*ns);
-      if (t.first_visible_ns != 0) shift(t.first_visible_ns);
-      for (TokenEvent& e : t.token_events) shift(e.t_ns);
-      t.start_unix_us = o.started_unix_us + t.send_ns / 1000;
-      out.records.push_back(std::move(t));
     }
     level_start_ns = info.end_ns;
     out.levels.push_back(std::move(info));

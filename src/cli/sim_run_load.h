@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,10 @@ struct SimLoadOptions {
 // malformed level. Requests of a trace that gives a prompt instead of input_tokens are sized at
 // one token per 4 characters (notes says so). With config.workload, every request is the
 // workload's (sized and prefix-hashed from its text by the simulator's tokenizer).
+// `sink`: each record as it ends (then dropped, so memory holds only requests in flight); without
+// one the records are kept in RunOutcome::records.
 Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& config,
-                                 const SimLoadOptions& options, std::vector<std::string>& notes);
+                                 const SimLoadOptions& options, std::vector<std::string>& notes,
+                                 const std::function<void(const RequestTimeline&)>& sink = {});
 
 }  // namespace tokperf

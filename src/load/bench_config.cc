@@ -60,6 +60,26 @@ nlohmann::json workload_json(const BenchConfig& c) {
           {"tokens_per_word", c.workload->tokens_per_word()}};
 }
 
+// What `tokperf merge` checks and reports about a shard (docs/DISTRIBUTED.md); null unsharded.
+nlohmann::json shard_json(const BenchConfig& c) {
+  if (!c.shard.active()) return nullptr;
+  const ClockStatus& k = c.shard_clock;
+  auto ms = [](double v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  return {{"index", c.shard.index},
+          {"count", c.shard.count},
+          {"source", c.shard.source},
+          {"host", c.shard_host},
+          {"start_at_unix_us", c.load.start_at_unix_us > 0 ? nlohmann::json(c.load.start_at_unix_us)
+                                                           : nlohmann::json(nullptr)},
+          {"level_slot_s", c.load.level_slot_ns > 0 ? nlohmann::json(c.load.level_slot_ns / 1e9)
+                                                    : nlohmann::json(nullptr)},
+          {"clock",
+           {{"source", k.source},
+            {"synchronised", k.synchronised},
+            {"estimated_error_ms", ms(k.estimated_error_ms)},
+            {"maximum_error_ms", ms(k.maximum_error_ms)}}}};
+}
+
 }  // namespace
 
 nlohmann::json config_json(const BenchConfig& c) {
@@ -94,6 +114,7 @@ nlohmann::json config_json(const BenchConfig& c) {
       {"slo", slo_text(c.slo)},
       {"run_id", c.run_id},
       {"deployment", c.deployment},
+      {"shard", shard_json(c)},
   };
 }
 

@@ -12,6 +12,7 @@
 #include "load/arrivals.h"
 #include "load/load_plan.h"
 #include "load/session.h"
+#include "load/shard_spec.h"
 #include "metrics/slo.h"
 #include "workload/workload.h"
 
@@ -43,6 +44,14 @@ struct LoadConfig {
   // on the calling thread. `bench --threads` resolves the default and caps it by what the levels
   // can share, so the value here is the count the run uses.
   int threads = 1;
+  // Sharded runs (bench --shard, docs/DISTRIBUTED.md): the share of every level this process
+  // paces (a LevelShare, load/level_driver.h); 0 of 1: the whole plan.
+  int share_index = 0, share_count = 1;
+  // Lockstep: level k starts at start_at_unix_us + k * level_slot_ns on the wall clock (or later,
+  // when this process's level k-1 ran past that boundary). 0: start at once / when the previous
+  // level ends.
+  int64_t start_at_unix_us = 0;
+  int64_t level_slot_ns = 0;
 };
 
 struct BenchConfig {
@@ -68,6 +77,11 @@ struct BenchConfig {
   int64_t server_metrics_interval_ns = 1'000'000'000;
   // --metrics-port: tokperf's own live metrics in Prometheus format (-1: off, 0: ephemeral).
   int metrics_port = -1;
+  // --shard: which share this process runs and the facts merge checks and reports (host, clock);
+  // inactive: a single-process run. config_json() writes it as "shard" (null when inactive).
+  ShardSpec shard;
+  std::string shard_host;
+  ClockStatus shard_clock;
 };
 
 // The configuration as written into summary.json: the API key and Authorization-like headers are

@@ -47,7 +47,10 @@ bool BenchRunner::run() {
       hooks.on_level_done = [this](int, const LevelRunInfo& info, bool ends_sweep) {
         end_level({info}, ends_sweep);
       };
-      hooks.on_tick = [this] { tick_progress(); };
+      hooks.on_tick = [this] {
+        if (waiting_level_ && shared_.interrupt_requested.load()) end_wait_interrupted();
+        tick_progress();
+      };
     } else {
       LoopMailbox* box = mailboxes_[k].get();
       hooks.on_record = [box](RequestTimeline& t) {
@@ -90,7 +93,7 @@ bool BenchRunner::run() {
 }
 
 void BenchRunner::run_on_this_thread() {
-  begin_level(0, /*from_loop=*/false);
+  start_level(0, /*from_loop=*/false);
   workers_[0]->run(run_start_ns_);
 }
 
@@ -112,15 +115,31 @@ void BenchRunner::run_on_loop_threads() {
       }
     });
   }
-  begin_level(0, /*from_loop=*/false);
+  start_level(0, /*from_loop=*/false);
   int64_t next_progress = mono_ns() + kProgressPeriodNs;
   while (!finished_) {
+    // Lockstep: the level waiting for its boundary starts on every loop once it has come.
+    if (waiting_level_) {
+      if (shared_.interrupt_requested.load()) {
+        end_wait_interrupted();
+        break;
+      }
+      if (mono_ns() >= waiting_until_ns_) {
+        waiting_level_ = false;
+        begin_level(waiting_index_, /*from_loop=*/false);
+      }
+    }
+    std::chrono::nanoseconds timeout = kDrainPeriod;
+    if (waiting_level_) {
+      timeout = std::min(
+          timeout, std::chrono::nanoseconds(std::max<int64_t>(0, waiting_until_ns_ - mono_ns())));
+    }
     std::vector<SweepStop> stops;
     std::vector<LevelRunInfo> shares;
     bool ends_sweep = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait_for(lock, kDrainPeriod, [this] { return news_; });
+      wake_.wait_for(lock, timeout, [this] { return news_; });
       news_ = false;
       stops.swap(sweep_stops_);
       const bool all_done = std::all_of(done_.begin(), done_.end(),
@@ -155,6 +174,52 @@ void BenchRunner::run_on_loop_threads() {
   drain_mailboxes();
 }
 
+void BenchRunner::start_level(size_t level, bool from_loop) {
+  // Lockstep shards: level k waits for its fixed wall-clock boundary (the loops keep probing
+  // meanwhile); a shard whose previous level overran starts at once and says by how much.
+  const LoadConfig& load = config_.load;
+  if (load.start_at_unix_us > 0) {
+    const int64_t boundary_us =
+        load.start_at_unix_us + static_cast<int64_t>(level) * load.level_slot_ns / 1000;
+    const int64_t wait_ns = (boundary_us - wall_us()) * 1000;
+    if (late_start_ns_.size() <= level) late_start_ns_.resize(level + 1, 0);
+    if (wait_ns > 0) {
+      waiting_level_ = true;
+      waiting_index_ = level;
+      waiting_until_ns_ = mono_ns() + wait_ns;
+      if (workers_.size() > 1) return;  // run_on_loop_threads starts it when due
+      // One loop: a timer on it (an interrupt meanwhile is seen by its tick hook).
+      LoopWorker* worker = workers_[0].get();
+      auto arm = [this, worker] {
+        worker->loop().add_timer_at(waiting_until_ns_, [this] {
+          if (!waiting_level_) return;  // interrupted meanwhile: the run has ended
+          if (shared_.interrupt_requested.load()) {
+            end_wait_interrupted();
+            return;
+          }
+          waiting_level_ = false;
+          begin_level(waiting_index_, /*from_loop=*/true);
+        });
+      };
+      if (from_loop) {
+        arm();
+      } else {
+        worker->loop().post(arm);
+      }
+      return;
+    }
+    late_start_ns_[level] = -wait_ns;
+  }
+  begin_level(level, from_loop);
+}
+
+void BenchRunner::end_wait_interrupted() {
+  waiting_level_ = false;
+  interrupted_ = true;
+  finished_ = true;
+  if (workers_.size() == 1) workers_[0]->finish();
+}
+
 void BenchRunner::begin_level(size_t level, bool from_loop) {
   level_ = level;
   level_shares_ = level_share_count(config_.load, level, static_cast<int>(workers_.size()));
@@ -162,8 +227,10 @@ void BenchRunner::begin_level(size_t level, bool from_loop) {
   done_count_ = errors_ = output_tokens_ = 0;
   recent_ttft_ms_.clear();
   recent_next_ = 0;
-  // The whole level's schedule figures, as one driver pacing all of it has them at its start.
-  level_whole_ = LevelDriver(make_level_plan(config_.load, level), level_start_ns_,
+  // The schedule figures of this process's share of the level (a shard's, else the whole
+  // level), as one driver pacing all of it has them at its start.
+  const LevelShare process_share{config_.load.share_index, config_.load.share_count};
+  level_whole_ = LevelDriver(make_level_plan(config_.load, level, process_share), level_start_ns_,
                              LoopWorker::kOpenLoopLeadNs)
                      .info();
   infos_.push_back(level_whole_);
@@ -191,7 +258,7 @@ void BenchRunner::end_level(std::vector<LevelRunInfo> shares, bool ends_sweep) {
   if (on_level_end_) on_level_end_(infos_.back());
   const bool interrupted = shared_.interrupt_requested.load();
   if (!interrupted && !ends_sweep && level_ + 1 < config_.load.plan.levels.size()) {
-    begin_level(level_ + 1, /*from_loop=*/workers_.size() == 1);
+    start_level(level_ + 1, /*from_loop=*/workers_.size() == 1);
     return;
   }
   interrupted_ = interrupted;

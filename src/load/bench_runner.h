@@ -17,6 +17,10 @@
 // load/loop_split.h); levels start in lockstep (a barrier: level L+1 starts on every loop at one
 // shared time once every loop has finished level L), and what the loops report is merged into
 // what one loop would have reported. With one loop, the loop runs on the calling thread.
+// A shard of a distributed run (`--shard I/N`, load.share_index/share_count) splits its own share
+// the same way: loop k of m paces the combined share I + N*k of N*m (arrival i goes to shard
+// i mod N and, within it, to loop (i div N) mod m), and with `--start-at` every level waits for
+// its wall-clock boundary before it starts on any loop (docs/DISTRIBUTED.md).
 // Every finished request goes to the sink at once (one loop) or within 10 ms (several: each loop
 // queues its records and the calling thread hands them to the sink), so nothing is lost on a crash
 // or Ctrl-C. Definitions: docs/LOAD.md, docs/metrics.md.
@@ -112,6 +116,9 @@ class BenchRunner {
   // Per-second samples, merged over the loops (merge_loop_samples), and each loop's own.
   const std::vector<RunnerSample>& samples() const { return samples_; }
   const std::vector<std::vector<RunnerSample>>& loop_samples() const { return loop_samples_; }
+  // Lockstep shards (LoadConfig::start_at_unix_us): per level, how late it started after its
+  // fixed boundary (0: on time); empty without --start-at.
+  const std::vector<int64_t>& late_start_ns() const { return late_start_ns_; }
   int64_t run_start_ns() const { return run_start_ns_; }
   int64_t run_end_ns() const { return run_end_ns_; }
 
@@ -123,8 +130,13 @@ class BenchRunner {
   };
   void run_on_this_thread();
   void run_on_loop_threads();
-  // Starts `level` on every loop; from_loop: called on the (only) loop's thread inside run().
+  // Starts `level` now, or once its lockstep boundary has come (begin_level then starts it);
+  // from_loop: called on the (only) loop's thread inside run().
+  void start_level(size_t level, bool from_loop);
+  // Starts `level` on every loop now; from_loop as for start_level.
   void begin_level(size_t level, bool from_loop);
+  // Interrupted while waiting for a level's boundary: nothing is in flight, the run ends.
+  void end_wait_interrupted();
   // Every loop finished the level: merge, report, then the next level or the end.
   void end_level(std::vector<LevelRunInfo> shares, bool ends_sweep);
   void deliver(const RequestTimeline& t);
@@ -148,6 +160,12 @@ class BenchRunner {
   LevelRunInfo level_whole_;  // the whole level's driver info at its start (schedule figures)
   bool finished_ = false;
   bool interrupted_ = false;
+  // Lockstep: a level waits for its boundary (waiting_level_: which, and when on the monotonic
+  // clock); per level, how late it started.
+  bool waiting_level_ = false;
+  size_t waiting_index_ = 0;
+  int64_t waiting_until_ns_ = 0;
+  std::vector<int64_t> late_start_ns_;
 
   // Several loops: what the loops told the calling thread, under mu_.
   std::mutex mu_;

@@ -24,7 +24,14 @@ int level_share_count(const LoadConfig& load, size_t level, int loops) {
     work = static_cast<int64_t>(plan_open_loop_schedule(load, level).arrivals.size());
     if (load.plan.max_concurrency > 0) work = std::min<int64_t>(work, load.plan.max_concurrency);
   }
+  // A shard's loops split its own share: N*m combined shares, each of which needs some work.
+  work /= std::max(1, load.share_count);
   return static_cast<int>(std::clamp<int64_t>(work, 1, loops));
+}
+
+LevelShare loop_share(const LoadConfig& load, int loop, int loops) {
+  const int n = std::max(1, load.share_count);
+  return LevelShare{load.share_index + n * loop, n * std::max(1, loops)};
 }
 
 int run_loop_count(const LoadConfig& load, int requested) {

@@ -5,8 +5,13 @@
 //  - closed loop: at most as many shares as the level's largest whole concurrency (a ramp's top);
 //  - open loop: at most as many as it has arrivals, and, with --max-concurrency, as the cap (each
 //    share's cap is at least 1, so more shares than the cap would exceed it).
-// Loops past a level's share count sit that level out. Definitions: docs/LOAD.md ("Several event
-// loops").
+// Loops past a level's share count sit that level out. A shard of a distributed run (`--shard
+// I/N`: load.share_index I, load.share_count N) splits only its own share: loop k of m paces the
+// combined share I + N*k of N*m (loop_share), so arrival i goes to shard i mod N and, within it, to
+// loop (i div N) mod m, and over every shard's loops the slots, request counts and cap add up to
+// the level's. The share count m is computed from the global plan and N only, so every shard given
+// the same --threads uses the same m (config.load.threads, which tokperf merge checks).
+// Definitions: docs/LOAD.md ("Several event loops"), docs/DISTRIBUTED.md.
 #pragma once
 
 #include <cstdint>
@@ -25,9 +30,15 @@ inline constexpr int kMaxDefaultLoops = 16;
 inline constexpr int kMaxLoops = 256;  // what `--threads` accepts
 int default_loop_count();
 
-// How many shares level `level` is split into when the run has `loops` loops (1..loops).
+// How many shares level `level` is split into when the run has `loops` loops (1..loops). A shard
+// counts only its part of the work (the level's divided by load.share_count, rounded down), so no
+// combined share is empty.
 // REQUIRES: level < load.plan.levels.size(), loops >= 1.
 int level_share_count(const LoadConfig& load, size_t level, int loops);
+
+// The part of a level loop `loop` of `loops` paces: {I + N*loop, N*loops} for shard I of N (with
+// no shards, {loop, loops}).
+LevelShare loop_share(const LoadConfig& load, int loop, int loops);
 
 // The loops a run needs: `requested` capped by the largest share count over its levels.
 int run_loop_count(const LoadConfig& load, int requested);

@@ -10,6 +10,7 @@
 #include "client/transport.h"
 #include "core/clock.h"
 #include "load/inflight_request.h"
+#include "load/loop_split.h"
 #include "workload/prompt.h"
 
 namespace tokperf {
@@ -111,8 +112,8 @@ void LoopWorker::start_level(size_t level, int shares, int64_t start_ns) {
     hooks_.on_level_done(index_, idle, false);
     return;
   }
-  driver_.emplace(make_level_plan(config_.load, level, LevelShare{index_, shares}), start_ns,
-                  kOpenLoopLeadNs);
+  driver_.emplace(make_level_plan(config_.load, level, loop_share(config_.load, index_, shares)),
+                  start_ns, kOpenLoopLeadNs);
   if (interrupting_) driver_->stop(mono_ns(), "interrupted");
   pump();
 }
@@ -180,7 +181,12 @@ void LoopWorker::send(const SendOrder& order) {
   RequestTimeline tl;
   tl.phase = order.phase;
   tl.intended_ns = order.intended_ns;
-  tl.seq = shared_.next_seq.fetch_add(1, std::memory_order_relaxed);
+  // Shards number their requests c*count + index (c: this process's counter, shared by its
+  // loops): unique across shards, and the workload's seq-th request is the one a single process
+  // would send as its seq-th.
+  tl.seq = shared_.next_seq.fetch_add(1, std::memory_order_relaxed) *
+               static_cast<uint64_t>(std::max(1, config_.load.share_count)) +
+           static_cast<uint64_t>(config_.load.share_index);
   tl.request_id = fmt::format("{}-{}", config_.run_id, tl.seq);
   tl.level = static_cast<int>(level_);
   tl.prompt_tokens_sent = config_.prompt.input_tokens;

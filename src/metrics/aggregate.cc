@@ -54,7 +54,7 @@ bool LevelAccumulator::add(const RequestTimeline& t, const RequestMetrics& m) {
   queue_.push_back(m.queue_ms);
   ttft_int_.push_back(m.ttft_from_intended_ms);
   e2e_int_.push_back(m.e2e_from_intended_ms);
-  append(itl_, m.itl_ms);
+  itl_.add(m.itl_ms);
 
   // Tokens the client counted, and the tokens each chunk carried for the per-token ITL.
   const size_t n_events = t.token_events.size();
@@ -82,7 +82,7 @@ bool LevelAccumulator::add(const RequestTimeline& t, const RequestMetrics& m) {
   for (size_t i = 1; i < n_events; ++i) {
     const int32_t k = t.token_events[i].tokens;
     const double carried = per_event_known && k > 0 ? k : std::max(mean_per_chunk, 1e-9);
-    itl_per_token_.push_back(m.itl_ms[i - 1] / carried);
+    itl_per_token_.add(m.itl_ms[i - 1] / carried);
   }
   return true;
 }
@@ -117,12 +117,12 @@ void LevelAccumulator::merge(const LevelAccumulator& o) {
   append(ttft_, o.ttft_);
   append(ttfo_, o.ttfo_);
   append(tpot_, o.tpot_);
-  append(itl_, o.itl_);
+  itl_.merge(o.itl_);
   append(e2e_, o.e2e_);
   append(queue_, o.queue_);
   append(ttft_int_, o.ttft_int_);
   append(e2e_int_, o.e2e_int_);
-  append(itl_per_token_, o.itl_per_token_);
+  itl_per_token_.merge(o.itl_per_token_);
   token_check_.compared += o.token_check_.compared;
   token_check_.differing += o.token_check_.differing;
   token_check_.usage_minus_counted += o.token_check_.usage_minus_counted;
@@ -145,12 +145,13 @@ LevelSummary LevelAccumulator::summary() const {
   s.ttft = compute_dist_stats(ttft_);
   s.ttfo = compute_dist_stats(ttfo_);
   s.tpot = compute_dist_stats(tpot_);
-  s.itl = compute_dist_stats(itl_);
+  s.itl = itl_.stats();
+  s.itl_exact = itl_.exact() && itl_per_token_.exact();
   s.e2e = compute_dist_stats(e2e_);
   s.queue = compute_dist_stats(queue_);
   s.ttft_from_intended = compute_dist_stats(ttft_int_);
   s.e2e_from_intended = compute_dist_stats(e2e_int_);
-  s.itl_per_token = compute_dist_stats(itl_per_token_);
+  s.itl_per_token = itl_per_token_.stats();
   s.token_count_check = token_check_;
   s.prompt_tokens_total = prompt_tokens_;
   s.output_tokens_total = output_tokens_;

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "metrics/pooled_dist.h"
 #include "metrics/request_record.h"
 #include "metrics/stats.h"
 
@@ -61,6 +62,9 @@ struct LevelSummary {
   // count when the server reports one, else the request's mean tokens per chunk, usage / events).
   // Equal to itl when every chunk carries one token; docs/metrics.md.
   DistStats itl_per_token;
+  // false when the pooled gaps outgrew PooledDist's exact bound: itl and itl_per_token percentiles
+  // then carry up to PooledDist::kMaxRelativeError (docs/metrics.md).
+  bool itl_exact = true;
 
   // Token totals of successful requests; prompt tokens count only requests where they are known.
   int64_t prompt_tokens_total = 0;
@@ -102,8 +106,10 @@ class LevelAccumulator {
   int64_t window_start_ns_ = 0;
   int64_t window_end_ns_ = 0;
   LevelSummary::TokenCountCheck token_check_;
-  std::vector<double> ttft_, ttfo_, tpot_, itl_, e2e_, queue_, ttft_int_, e2e_int_;
-  std::vector<double> itl_per_token_;
+  // Per-request metrics: exact columns (8 bytes each per request).
+  std::vector<double> ttft_, ttfo_, tpot_, e2e_, queue_, ttft_int_, e2e_int_;
+  // Pooled gaps (hundreds per request): exact up to a bound, then a fine histogram.
+  PooledDist itl_, itl_per_token_;
 };
 
 // Summarises the measured requests (phase == kMeasure, matching params.level) of `records`.

@@ -167,34 +167,57 @@ std::vector<double> objective_samples(const SloObjective& o,
   return values;
 }
 
-SloReport evaluate_slo(const SloSpec& spec, std::span<const RequestMetrics> requests,
-                       std::span<const uint8_t> ok, double window_s) {
-  SloReport r;
-  r.requests = requests.size();
-  auto is_ok = [&](size_t i) { return ok.empty() || ok[i] != 0; };
-  for (size_t i = 0; i < requests.size(); ++i) {
-    if (!is_ok(i)) continue;
-    bool good = true;
-    for (const SloObjective& o : spec.objectives) {
-      double v = request_value_ms(requests[i], o);
-      if (std::isnan(v) ? !vacuous_when_undefined(o.metric) : !o.met_by(v)) good = false;
-    }
-    r.good += good;
+SloAccumulator::SloAccumulator(const SloSpec& spec) : spec_(&spec) {
+  for (const SloObjective& o : spec.objectives) {
+    // Per-request values stay exact (one a request); pooled ITL gaps are bounded.
+    samples_.emplace_back(o.metric == SloMetric::kItl ? PooledDist::kDefaultExactLimit
+                                                      : std::numeric_limits<size_t>::max());
   }
+}
+
+void SloAccumulator::add(const RequestMetrics& m, bool ok) {
+  ++requests_;
+  if (!ok) return;
+  bool good = true;
+  for (size_t k = 0; k < spec_->objectives.size(); ++k) {
+    const SloObjective& o = spec_->objectives[k];
+    const double v = request_value_ms(m, o);
+    if (std::isnan(v) ? !vacuous_when_undefined(o.metric) : !o.met_by(v)) good = false;
+    if (o.metric == SloMetric::kItl) {
+      samples_[k].add(m.itl_ms);
+    } else {
+      samples_[k].add(v);
+    }
+  }
+  good_ += good;
+}
+
+SloReport SloAccumulator::finish(double window_s) const {
+  SloReport r;
+  r.requests = requests_;
+  r.good = good_;
   r.attainment_pct = r.requests ? 100.0 * static_cast<double>(r.good) / r.requests : 0;
   r.goodput_rps = window_s > 0 ? static_cast<double>(r.good) / window_s : 0;
   r.all_pass = true;
-  for (const SloObjective& o : spec.objectives) {
-    std::vector<double> values = objective_samples(o, requests, ok);
+  for (size_t k = 0; k < spec_->objectives.size(); ++k) {
+    const SloObjective& o = spec_->objectives[k];
+    const PooledDist& d = samples_[k];
     ObjectiveResult res;
     res.objective = &o;
-    res.samples = values.size();
-    res.measured_ms = o.mean ? mean_of(values) : percentile(std::move(values), o.percentile);
+    res.samples = static_cast<size_t>(d.count());
+    res.measured_ms = o.mean ? d.mean() : d.percentile(o.percentile);
     res.pass = res.samples > 0 && o.met_by(res.measured_ms);
     r.all_pass = r.all_pass && res.pass;
     r.objectives.push_back(res);
   }
   return r;
+}
+
+SloReport evaluate_slo(const SloSpec& spec, std::span<const RequestMetrics> requests,
+                       std::span<const uint8_t> ok, double window_s) {
+  SloAccumulator acc(spec);
+  for (size_t i = 0; i < requests.size(); ++i) acc.add(requests[i], ok.empty() || ok[i] != 0);
+  return acc.finish(window_s);
 }
 
 PercentileInterval percentile_rank_interval(int64_t n, double p, double confidence) {

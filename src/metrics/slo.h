@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "metrics/pooled_dist.h"
 #include "metrics/request_record.h"
 
 namespace tokperf {
@@ -79,6 +80,21 @@ struct SloReport {
 // ok.empty() || ok.size() == requests.size(); window_s > 0. `spec` must outlive the report.
 SloReport evaluate_slo(const SloSpec& spec, std::span<const RequestMetrics> requests,
                        std::span<const uint8_t> ok, double window_s);
+
+// evaluate_slo fed one request at a time in bounded memory: per objective the requests' values
+// (8 bytes a request) or, for ITL, their pooled gaps (metrics/pooled_dist.h: exact up to its bound,
+// then within PooledDist::kMaxRelativeError). `spec` must outlive the accumulator and its reports.
+class SloAccumulator {
+ public:
+  explicit SloAccumulator(const SloSpec& spec);
+  void add(const RequestMetrics& m, bool ok);
+  SloReport finish(double window_s) const;
+
+ private:
+  const SloSpec* spec_;
+  size_t requests_ = 0, good_ = 0;
+  std::vector<PooledDist> samples_;  // per objective
+};
 
 // A distribution-free confidence interval for the p-th percentile from n samples (order
 // statistics): [x_(lower_rank), x_(upper_rank)] (1-based ranks of the sorted sample) covers the

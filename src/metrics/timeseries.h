@@ -5,11 +5,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/result.h"
+#include "metrics/pooled_dist.h"
 #include "metrics/request_record.h"
 
 namespace tokperf {
@@ -42,6 +44,34 @@ struct TimeseriesRow {
 };
 
 // Windows of 1 s from run_start_ns up to run_end_ns (the last one may be partial).
+// build_timeseries fed one finished request at a time, in bounded memory: counts per window, and
+// each window's TTFT, ITL and send-lag values exactly up to kExactPerWindow of each, then within
+// 0.8% (PooledDist with kSubBuckets: 1/128). Windows start at run_start_ns. A window costs about
+// 2 KB, so a run's memory grows with its duration only at that rate (a million requests of
+// virtual-time serving span ~10^5 windows).
+class TimeseriesBuilder {
+ public:
+  static constexpr size_t kExactPerWindow = 64;
+  static constexpr int kSubBuckets = 64;
+  explicit TimeseriesBuilder(int64_t run_start_ns = 0) : start_ns_(run_start_ns) {}
+  void set_run_start(int64_t ns) { start_ns_ = ns; }
+  void add(const RequestTimeline& r);
+  std::vector<TimeseriesRow> finish(int64_t run_end_ns,
+                                    std::span<const RunnerSample> samples = {}) const;
+
+ private:
+  struct Window {
+    int64_t arrivals = 0, sends = 0, completions = 0, errors = 0;
+    int64_t in_flight_delta = 0;  // requests whose in-flight span starts (+) or ends (-) here
+    double tokens = 0;
+    PooledDist ttft{kExactPerWindow, kSubBuckets}, itl{kExactPerWindow, kSubBuckets},
+        lag{kExactPerWindow, kSubBuckets};
+  };
+  Window& at(int64_t w);
+  int64_t start_ns_;
+  std::vector<Window> windows_;  // window w: [start + w s, +1 s)
+};
+
 std::vector<TimeseriesRow> build_timeseries(std::span<const RequestTimeline> requests,
                                             int64_t run_start_ns, int64_t run_end_ns,
                                             std::span<const RunnerSample> samples = {});
@@ -84,6 +114,32 @@ struct DriftPoint {
 // TTFT P95 over requests and ITL P95 over their gaps.
 DriftReport detect_drift(std::span<const DriftPoint> points, int64_t start_ns, int64_t end_ns,
                          const DriftOptions& options = {});
+// detect_drift fed one measured OK request at a time in bounded memory: every point exactly until
+// the level's pooled gaps pass kExactGaps; then per-second buckets of send time, each bucket
+// going to the third that holds its midpoint (so a third's edges move by at most half a second)
+// and its gaps kept within 0.8% (PooledDist with kBucketSubBuckets: 1/128). docs/metrics.md.
+class DriftAccumulator {
+ public:
+  static constexpr size_t kExactGaps = size_t{1} << 22;  // 4 M gaps, 32 MB
+  static constexpr int64_t kBucketNs = 1'000'000'000;
+  static constexpr int kBucketSubBuckets = 64;
+  explicit DriftAccumulator(size_t exact_gaps = kExactGaps) : exact_gaps_(exact_gaps) {}
+  void add(int64_t send_ns, double ttft_ms, std::span<const double> itl_ms);
+  DriftReport finish(int64_t start_ns, int64_t end_ns, const DriftOptions& options = {}) const;
+  bool exact() const { return !bucketed_; }
+
+ private:
+  struct Bucket {
+    std::vector<double> ttft;
+    PooledDist itl{64, kBucketSubBuckets};
+  };
+  size_t exact_gaps_;
+  std::vector<DriftPoint> points_;
+  size_t gaps_ = 0;
+  bool bucketed_ = false;
+  std::map<int64_t, Bucket> buckets_;  // by send second
+};
+
 // The same over a run's records: those of `level` that were measured, OK and produced a token.
 DriftReport detect_drift(std::span<const RequestTimeline> requests, int level, int64_t start_ns,
                          int64_t end_ns, const DriftOptions& options = {});

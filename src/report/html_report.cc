@@ -277,7 +277,8 @@ std::string render_report_html(const SavedRun& run, const ReportOptions& o) {
       "<p class=\"sub\">{} &middot; started {} &middot; {} &middot; {} level(s), {} request "
       "records &middot; tokperf {}</p>\n",
       esc(run.summary.value("command", "run")), started, esc(run.summary.value("exit_reason", "")),
-      run.levels.size(), run.requests.size(), esc(run.summary.value("tokperf_version", "")));
+      run.levels.size(), run.request_lines > 0 ? run.request_lines : static_cast<int64_t>(run.requests.size()),
+      esc(run.summary.value("tokperf_version", "")));
   html += cards_html(run);
   html += "\n<h2>Diagnosis</h2>\n" + diagnosis_html(findings);
   html += "\n<h2>Per level</h2>\n" + level_table_html(run);
@@ -294,7 +295,7 @@ std::string render_report_html(const SavedRun& run, const ReportOptions& o) {
 }
 
 Status write_report_html(const std::string& dir, const ReportOptions& o) {
-  Result<SavedRun> run = load_run(dir);
+  Result<SavedRun> run = load_run(dir, o.max_requests);
   if (!run) return Error{run.error()};
   return write_text_file(dir + "/report.html", render_report_html(*run, o));
 }

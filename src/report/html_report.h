@@ -26,6 +26,9 @@ struct ReportOptions {
   DiagnosisThresholds thresholds;
   size_t max_timeline_rows = 400;  // requests drawn in the timeline (evenly sampled beyond that)
   size_t cdf_points = 200;         // x positions per CDF chart
+  // write_report_html reads at most this many records (evenly spread; run_loader.h), so the report
+  // of a million-request run is built in bounded memory. 0: all.
+  size_t max_requests = 10'000;
   // What was measured, stated by the user (`report --gpu/--model/--dtype/--tp`); wins over the
   // deployment the run recorded itself. Neither: no roofline section.
   std::optional<sim::DeploymentFlags> deployment;

@@ -4,7 +4,10 @@
 
 #include <cerrno>
 #include <cmath>
+#include <algorithm>
+#include <charconv>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -78,6 +81,15 @@ json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
       {"prefix_group", t.prefix_group >= 0 ? json(t.prefix_group) : json(nullptr)},
       {"cached_tokens", count_or_null(t.cached_prompt_tokens())},
   };
+  // Tokens per event, only when the server said (continuous usage): what the per-token ITL and
+  // the usage check use, so a merge rebuilds them exactly.
+  for (const TokenEvent& e : t.token_events) {
+    if (e.tokens < 0) continue;
+    json counts = json::array();
+    for (const TokenEvent& f : t.token_events) counts.push_back(f.tokens);
+    record["token_counts"] = std::move(counts);
+    break;
+  }
   // Multi-turn sessions and tool calls: present only on such requests.
   if (t.session >= 0) {
     record["session_id"] = fmt::format("{}.{}", t.level, t.session);
@@ -105,6 +117,154 @@ json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
     record["server_predicted_tokens"] = count_or_null(sv.predicted_tokens);
   }
   return record;
+}
+
+namespace {
+
+// requests.jsonl's writer without building a json object: the same text nlohmann's dump() gives for
+// request_record_json (keys in its sorted order, its shortest round-trip doubles, null for
+// non-finite), at a fraction of the cost: a run writes one record per request, up to millions
+// (issue 12: writing results is on the budget). tests/report/json_output_test.cc holds the two
+// byte-for-byte equal.
+class LineWriter {
+ public:
+  explicit LineWriter(std::string& out) : out_(out) {}
+  void key(const char* k) {
+    out_.push_back(first_ ? '{' : ',');
+    first_ = false;
+    out_.push_back('"');
+    out_.append(k);
+    out_.append("\":", 2);
+  }
+  void null() { out_.append("null", 4); }
+  void boolean(bool b) { b ? out_.append("true", 4) : out_.append("false", 5); }
+  template <typename Int>
+  void integer(Int v) {
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out_.append(buf, r.ptr);
+  }
+  void count_or_null(int64_t n) { n < 0 ? null() : integer(n); }
+  void number(double v) {
+    if (!std::isfinite(v)) return null();
+    char buf[64];
+    // nlohmann's own formatter, so the text is the one dump() writes.
+    char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, v);
+    out_.append(buf, end);
+  }
+  void ms_or_null_if_negative(double ms) { ms < 0 ? null() : number(ms); }
+  void string(std::string_view s) {
+    const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+      return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+    });
+    if (plain) {
+      out_.push_back('"');
+      out_.append(s);
+      out_.push_back('"');
+    } else {  // escapes and invalid UTF-8 exactly as dump(replace) treats them
+      out_.append(json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace));
+    }
+  }
+  template <typename F>
+  void array(size_t n, F&& item) {
+    out_.push_back('[');
+    for (size_t i = 0; i < n; ++i) {
+      if (i) out_.push_back(',');
+      item(i);
+    }
+    out_.push_back(']');
+  }
+  void raw(std::string_view s) { out_.append(s); }
+  void close() { out_.append(first_ ? "{}" : "}"); }
+
+ private:
+  std::string& out_;
+  bool first_ = true;
+};
+
+}  // namespace
+
+void append_request_record(std::string& out, const RequestTimeline& t, const RequestMetrics& m) {
+  LineWriter w(out);
+  const ServerTimings& sv = t.server;
+  // Keys in byte order, as nlohmann's sorted object writes them.
+  w.key("cached_tokens"), w.count_or_null(t.cached_prompt_tokens());
+  w.key("chunks"), w.integer(t.chunks);
+  w.key("connect_ms"), w.ms_or_null_if_negative(t.connect_ms);
+  w.key("content_chars"), w.array(t.token_events.size(), [&](size_t i) {
+    w.integer(t.token_events[i].chars);
+  });
+  w.key("e2e_from_intended_ms"), w.number(m.e2e_from_intended_ms);
+  w.key("e2e_ms"), w.number(m.e2e_ms);
+  w.key("end_ms"), w.number(m.end_ms);
+  w.key("error");
+  if (t.ok()) {
+    w.null();
+  } else {
+    LineWriter e(out);
+    e.key("http_status");
+    t.error.http_status != 0 ? e.integer(t.error.http_status) : e.null();
+    e.key("kind"), e.string(error_kind_name(t.error.kind));
+    e.key("message"), e.string(t.error.message);
+    e.close();
+  }
+  w.key("http_status");
+  t.http_status != 0 ? w.integer(t.http_status) : w.null();
+  w.key("intended_unix_us"), w.integer(t.start_unix_us - (t.send_ns - t.intended_ns) / 1000);
+  w.key("itl_ms"), w.array(m.itl_ms.size(), [&](size_t i) { w.number(m.itl_ms[i]); });
+  w.key("level"), w.integer(t.level);
+  w.key("ok"), w.boolean(t.ok());
+  w.key("output_tokens"), w.integer(m.output_tokens);
+  w.key("output_tokens_source"), w.string(m.output_tokens_from_usage ? "usage" : "counted");
+  w.key("phase"), w.string(phase_name(t.phase));
+  w.key("prefix_group");
+  t.prefix_group >= 0 ? w.integer(t.prefix_group) : w.null();
+  w.key("prompt_tokens"), w.count_or_null(m.prompt_tokens);
+  w.key("queue_ms"), w.number(m.queue_ms);
+  w.key("request_id"), w.string(t.request_id);
+  w.key("requested_input_tokens"), w.count_or_null(t.requested_input_tokens);
+  w.key("requested_output_tokens"), w.count_or_null(t.requested_output_tokens);
+  w.key("saw_done"), w.boolean(t.saw_done);
+  w.key("schema_version"), w.integer(kRequestsSchemaVersion);
+  w.key("seq"), w.integer(t.seq);
+  if (sv.present()) {
+    w.key("server_cached_tokens"), w.count_or_null(sv.cached_tokens);
+    w.key("server_decode_ms"), w.ms_or_null_if_negative(sv.decode_ms);
+    w.key("server_decode_per_token_ms"), w.ms_or_null_if_negative(sv.decode_per_token_ms);
+    w.key("server_load_ms"), w.ms_or_null_if_negative(sv.load_ms);
+    w.key("server_predicted_tokens"), w.count_or_null(sv.predicted_tokens);
+    w.key("server_prompt_ms"), w.ms_or_null_if_negative(sv.prompt_ms);
+    w.key("server_prompt_tokens"), w.count_or_null(sv.prompt_tokens);
+    w.key("server_queue_ms"), w.ms_or_null_if_negative(sv.queue_ms);
+    w.key("server_timings_source"), w.string(sv.source);
+    w.key("server_total_ms"), w.ms_or_null_if_negative(sv.total_ms);
+    w.key("server_ttft_ms"), w.ms_or_null_if_negative(sv.ttft_ms);
+  }
+  if (t.session >= 0) w.key("session_id"), w.string(fmt::format("{}.{}", t.level, t.session));
+  w.key("start_unix_us"), w.integer(t.start_unix_us);
+  // Tokens per event, only when the server said (see request_record_json).
+  if (std::any_of(t.token_events.begin(), t.token_events.end(),
+                  [](const TokenEvent& e) { return e.tokens >= 0; })) {
+    w.key("token_counts"), w.array(t.token_events.size(), [&](size_t i) {
+      w.integer(t.token_events[i].tokens);
+    });
+  }
+  w.key("token_events"), w.integer(t.token_events.size());
+  w.key("token_ms"), w.array(t.token_events.size(), [&](size_t i) {
+    w.number(std::round((t.token_events[i].t_ns - t.send_ns) / 1e3) / 1e3);
+  });
+  if (t.tools_sent) {
+    w.key("tool_call_complete"), w.boolean(t.tool_call_ns != 0);
+    w.key("tool_call_ms"), w.number(m.tool_call_ms);
+    w.key("tool_call_seen"), w.boolean(t.tool_call_seen);
+  }
+  w.key("tpot_ms"), w.number(m.tpot_ms);
+  w.key("ttfb_ms"), w.ms_or_null_if_negative(t.ttfb_ms);
+  w.key("ttfo_ms"), w.number(m.ttfo_ms);
+  w.key("ttft_from_intended_ms"), w.number(m.ttft_from_intended_ms);
+  w.key("ttft_ms"), w.number(m.ttft_ms);
+  if (t.session >= 0) w.key("turn"), w.integer(t.turn);
+  w.close();
 }
 
 json dist_stats_json(const DistStats& s) {
@@ -160,6 +320,7 @@ json level_summary_json(const LevelSummary& s) {
       {"tpot_ms", dist_stats_json(s.tpot)},
       {"itl_ms", dist_stats_json(s.itl)},
       {"itl_per_token_ms", dist_stats_json(s.itl_per_token)},
+      {"itl_exact", s.itl_exact},
       {"e2e_ms", dist_stats_json(s.e2e)},
       {"queue_ms", dist_stats_json(s.queue)},
       {"ttft_from_intended_ms", dist_stats_json(s.ttft_from_intended)},
@@ -283,15 +444,22 @@ Status RequestsJsonlWriter::open(const std::string& path) {
 }
 
 Status RequestsJsonlWriter::write(const RequestTimeline& t, const RequestMetrics& m) {
-  return write_line(request_record_json(t, m));
+  line_.clear();
+  append_request_record(line_, t, m);
+  return write_text_line();
 }
 
 Status RequestsJsonlWriter::write_line(const json& record) {
-  if (file_ == nullptr) return Error{"requests.jsonl writer is not open"};
   // replace: a server's invalid UTF-8 in an error message must not throw on the hot path.
-  std::string line = record.dump(-1, ' ', false, json::error_handler_t::replace);
-  line.push_back('\n');
-  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
+  line_ = record.dump(-1, ' ', false, json::error_handler_t::replace);
+  return write_text_line();
+}
+
+Status RequestsJsonlWriter::write_text_line() {
+  if (file_ == nullptr) return Error{"requests.jsonl writer is not open"};
+  line_.push_back('\n');
+  if (std::fwrite(line_.data(), 1, line_.size(), file_) != line_.size() ||
+      (flush_each_line_ && std::fflush(file_) != 0)) {
     Status err = Error{fmt::format("cannot write '{}': {}", path_, errno_text())};
     std::fclose(file_);
     file_ = nullptr;

@@ -30,6 +30,9 @@ nlohmann::json json_number_or_null(double v);
 
 // One requests.jsonl object. `m` must be compute_request_metrics(t).
 nlohmann::json request_record_json(const RequestTimeline& t, const RequestMetrics& m);
+// Appends the same record as one line of text, exactly request_record_json(t, m).dump() (no
+// newline), without building the object: what the writer uses, once per request.
+void append_request_record(std::string& out, const RequestTimeline& t, const RequestMetrics& m);
 
 nlohmann::json dist_stats_json(const DistStats& s);
 nlohmann::json level_summary_json(const LevelSummary& s);
@@ -76,9 +79,16 @@ class RequestsJsonlWriter {
 
   bool is_open() const { return file_ != nullptr; }
   int64_t lines_written() const { return lines_; }
+  // On (the default): each line reaches the kernel as it is written, so a crash loses no finished
+  // request. Off: stdio's buffer collects lines (a virtual-time run, where nothing is lost by a
+  // crash that the rerun would not reproduce, writes a million records without a syscall each).
+  void set_flush_each_line(bool on) { flush_each_line_ = on; }
 
  private:
+  Status write_text_line();  // line_ plus '\n'
   std::FILE* file_ = nullptr;
+  bool flush_each_line_ = true;
+  std::string line_;  // reused: no allocation per record
   std::string path_;
   int64_t lines_ = 0;
 };

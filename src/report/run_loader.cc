@@ -1,8 +1,10 @@
 #include "report/run_loader.h"
 
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include <cmath>
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -105,6 +107,7 @@ LevelSummary level_summary_from_json(const json& j) {
   s.tpot = dist_from_json(child(j, "tpot_ms"));
   s.itl = dist_from_json(child(j, "itl_ms"));
   s.itl_per_token = dist_from_json(child(j, "itl_per_token_ms"));
+  s.itl_exact = j.value("itl_exact", true);
   s.e2e = dist_from_json(child(j, "e2e_ms"));
   s.queue = dist_from_json(child(j, "queue_ms"));
   s.ttft_from_intended = dist_from_json(child(j, "ttft_from_intended_ms"));
@@ -184,6 +187,114 @@ RequestSample request_sample_from_json(const json& j) {
   for (double c : chars) r.content_chars.push_back(std::isfinite(c) ? static_cast<int32_t>(c) : 0);
   return r;
 }
+
+namespace {
+
+// One requests.jsonl line into a RequestSample, as request_sample_from_json(json::parse(line))
+// gives it, with simdjson's on-demand parser: a report reads up to tens of thousands of records of
+// a few kilobytes each, and this is most of its cost (issue 12). false: not a JSON object (or not
+// valid JSON where it was read).
+class SampleLineParser {
+ public:
+  bool parse(std::string_view line, RequestSample& r) {
+    namespace od = simdjson::ondemand;
+    padded_.assign(line);
+    padded_.resize(line.size() + simdjson::SIMDJSON_PADDING);
+    od::document doc;
+    if (parser_.iterate(padded_.data(), line.size(), padded_.size()).get(doc)) return false;
+    od::object obj;
+    if (doc.get_object().get(obj)) return false;
+    r = RequestSample{};
+    r.ok = false;  // as the json path: a record without "ok" did not succeed
+    bool have_error_kind = false;
+    for (auto field : obj) {
+      std::string_view key;
+      if (field.unescaped_key().get(key)) return false;
+      od::value v;
+      if (field.value().get(v)) return false;
+      od::json_type type;
+      if (v.type().get(type)) return false;
+      const bool is_num = type == od::json_type::number;
+      auto number = [&](double fallback) {
+        double d;
+        return is_num && !v.get_double().get(d) ? d : fallback;
+      };
+      auto integer = [&](int64_t fallback) -> int64_t {
+        if (!is_num) return fallback;
+        int64_t i;
+        if (!v.get_int64().get(i)) return i;
+        double d;
+        return !v.get_double().get(d) ? static_cast<int64_t>(d) : fallback;
+      };
+      auto numbers = [&](auto& out) {
+        if (type != od::json_type::array) return true;
+        od::array a;
+        if (v.get_array().get(a)) return false;
+        for (auto e : a) {
+          od::value x;
+          if (e.get(x)) return false;
+          od::json_type t;
+          if (x.type().get(t)) return false;
+          double d = RequestSample::kNaN;
+          if (t == od::json_type::number && x.get_double().get(d)) return false;
+          out.push_back(d);  // a non-number is skipped by the iteration itself
+        }
+        return true;
+      };
+      if (key == "seq") r.seq = integer(0);
+      else if (key == "level") r.level = static_cast<int>(integer(0));
+      else if (key == "phase") {
+        std::string_view p;
+        r.measured = type != od::json_type::string || (!v.get_string().get(p) && p == "measure");
+      } else if (key == "ok") {
+        bool b = false;
+        r.ok = type == od::json_type::boolean && !v.get_bool().get(b) && b;
+      } else if (key == "error" && type == od::json_type::object) {
+        od::object e;
+        if (v.get_object().get(e)) return false;
+        for (auto f : e) {
+          std::string_view k;
+          if (f.unescaped_key().get(k)) return false;
+          od::value x;
+          if (f.value().get(x)) return false;
+          std::string_view kind;
+          if (k == "kind" && !x.get_string().get(kind)) {
+            r.error_kind = std::string(kind);
+            have_error_kind = true;
+          }
+        }
+      } else if (key == "start_unix_us") r.start_unix_us = integer(0);
+      else if (key == "queue_ms") r.queue_ms = number(0);
+      else if (key == "ttft_ms") r.ttft_ms = number(RequestSample::kNaN);
+      else if (key == "ttfo_ms") r.ttfo_ms = number(RequestSample::kNaN);
+      else if (key == "tpot_ms") r.tpot_ms = number(RequestSample::kNaN);
+      else if (key == "e2e_ms") r.e2e_ms = number(RequestSample::kNaN);
+      else if (key == "end_ms") r.end_ms = number(RequestSample::kNaN);
+      else if (key == "output_tokens") r.output_tokens = integer(0);
+      else if (key == "prompt_tokens") r.prompt_tokens = integer(-1);
+      else if (key == "itl_ms") { if (!numbers(r.itl_ms)) return false; }
+      else if (key == "token_ms") { if (!numbers(r.token_ms)) return false; }
+      else if (key == "content_chars") {
+        chars_.clear();
+        if (!numbers(chars_)) return false;
+        for (double c : chars_) {
+          r.content_chars.push_back(std::isfinite(c) ? static_cast<int32_t>(c) : 0);
+        }
+      }
+    }
+    (void)have_error_kind;
+    // Nothing may follow the object (a torn line glued to the next one is malformed).
+    const char* trailing = nullptr;
+    return doc.current_location().get(trailing) == simdjson::OUT_OF_BOUNDS;
+  }
+
+ private:
+  simdjson::ondemand::parser parser_;
+  std::string padded_;
+  std::vector<double> chars_;
+};
+
+}  // namespace
 
 std::optional<ServerEvidence> server_evidence_from_json(const json& level) {
   if (!level.is_object() || !level.contains("server") || !level["server"].is_object()) {
@@ -273,7 +384,7 @@ Result<std::vector<TimeseriesRow>> parse_timeseries_csv(const std::string& text)
   return rows;
 }
 
-Result<SavedRun> load_run(const std::string& dir) {
+Result<SavedRun> load_run(const std::string& dir, size_t max_requests) {
   SavedRun run;
   run.dir = dir;
   std::string text;
@@ -302,20 +413,44 @@ Result<SavedRun> load_run(const std::string& dir) {
   }
   run.health = client_health_from_json(child(run.summary, "client_health"));
 
-  if (read_file(dir + "/requests.jsonl", text)) {
-    std::istringstream in(text);
+  if (std::ifstream in(dir + "/requests.jsonl", std::ios::binary); in) {
+    if (max_requests > 0) {
+      // First pass: count lines, to spread the sample over the whole run.
+      char buf[1 << 16];
+      int64_t lines = 0;
+      char last = '\n';
+      while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+        const auto n = static_cast<size_t>(in.gcount());
+        lines += std::count(buf, buf + n, '\n');
+        last = buf[n - 1];
+      }
+      if (last != '\n') ++lines;
+      run.stride = std::max<int64_t>(
+          1, (lines + static_cast<int64_t>(max_requests) - 1) / static_cast<int64_t>(max_requests));
+      in.clear();
+      in.seekg(0);
+    }
     std::string line;
-    int line_no = 0;
+    int64_t line_no = 0;
+    SampleLineParser sample_parser;
     while (std::getline(in, line)) {
       ++line_no;
-      if (line.empty()) continue;
-      json j = json::parse(line, nullptr, false);
-      if (!j.is_object()) {
+      if ((line_no - 1) % run.stride != 0 || line.empty()) continue;
+      RequestSample sample;
+      if (!sample_parser.parse(line, sample)) {
         run.warnings.push_back(
             fmt::format("requests.jsonl line {} is not a JSON object; skipped", line_no));
         continue;
       }
-      run.requests.push_back(request_sample_from_json(j));
+      run.requests.push_back(std::move(sample));
+    }
+    run.request_lines = line_no;
+    if (run.stride > 1) {
+      run.warnings.push_back(fmt::format(
+          "per-request figures here (diagnosis, perceived speed, timeline, CDFs) come from one "
+          "record in every {} of the {} ({} read) to bound memory; the level statistics come "
+          "from all of them (summary.json)",
+          run.stride, line_no, run.requests.size()));
     }
   }
   if (read_file(dir + "/timeseries.csv", text)) {

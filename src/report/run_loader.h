@@ -25,7 +25,9 @@ struct SavedRun {
   nlohmann::json config;   // summary["config"]; may hold secrets if another tool wrote it
   std::vector<LevelSummary> levels;
   ClientHealth health;
-  std::vector<RequestSample> requests;    // all phases, file order
+  std::vector<RequestSample> requests;    // all phases, file order (every `stride`-th line)
+  int64_t request_lines = 0;  // lines of requests.jsonl (all of them, read or not)
+  int64_t stride = 1;         // 1: every record was read
   std::vector<TimeseriesRow> timeseries;  // empty without timeseries.csv
   std::vector<ServerEvidence> server;     // per level with a server view (--server-metrics)
   std::vector<std::string> warnings;      // lines skipped and why
@@ -34,7 +36,10 @@ struct SavedRun {
 // Fails (message names the file and what is wrong) when summary.json is missing or malformed.
 // A missing requests.jsonl or timeseries.csv is not an error; a malformed line is skipped with a
 // warning so one torn line (a crash mid-write) does not lose the rest.
-Result<SavedRun> load_run(const std::string& dir);
+// max_requests > 0 bounds what is read of requests.jsonl: every k-th line (k = lines /
+// max_requests rounded up), evenly over the run, so a million-record run loads in bounded memory
+// (figures from records then describe that sample; warnings say so).
+Result<SavedRun> load_run(const std::string& dir, size_t max_requests = 0);
 
 // Inverse of level_summary_json / client_health_json / request_record_json; unknown fields are
 // ignored, missing ones keep their defaults.

@@ -87,6 +87,12 @@ ServerWindow merge_windows(std::span<const ServerWindow> ws) {
 ServerReport build_server_report(std::vector<UrlSeries> urls, bool scraped,
                                  std::span<const int> levels,
                                  std::span<const RequestTimeline> records) {
+  return build_server_report(std::move(urls), scraped, levels, digests_of(records));
+}
+
+ServerReport build_server_report(std::vector<UrlSeries> urls, bool scraped,
+                                 std::span<const int> levels,
+                                 std::span<const RequestDigest> records) {
   ServerReport r;
   r.scraped = scraped;
   r.urls = std::move(urls);

@@ -49,6 +49,9 @@ ServerWindow merge_windows(std::span<const ServerWindow> windows);
 // `levels`: the level indices that ran, in order. `urls` empty: no scraping (per request only).
 ServerReport build_server_report(std::vector<UrlSeries> urls, bool scraped,
                                  std::span<const int> levels,
+                                 std::span<const RequestDigest> requests);
+ServerReport build_server_report(std::vector<UrlSeries> urls, bool scraped,
+                                 std::span<const int> levels,
                                  std::span<const RequestTimeline> records);
 
 // summary.json: {"status": "ok"|"missing"|"per_request_only", "missing_reason", "urls": [...]}

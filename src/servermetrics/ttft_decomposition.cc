@@ -41,17 +41,39 @@ std::string bucket_text(const HistogramDelta* h, const char* what) {
 
 }  // namespace
 
+RequestDigest digest_of(const RequestTimeline& t, const RequestMetrics& m,
+                        const ServerTimingOf& timing_of) {
+  RequestDigest d;
+  d.level = t.level;
+  d.client_ttft_ms = client_ttft_ms(t);
+  d.prompt_tokens = m.prompt_tokens;
+  d.output_tokens = m.output_tokens;
+  d.timing = timing_of(t);
+  return d;
+}
+
+std::vector<RequestDigest> digests_of(std::span<const RequestTimeline> records,
+                                      const ServerTimingOf& timing_of) {
+  std::vector<RequestDigest> v;
+  v.reserve(records.size());
+  for (const auto& t : records) v.push_back(digest_of(t, compute_request_metrics(t), timing_of));
+  return v;
+}
+
 LevelDecomposition decompose_level(std::span<const RequestTimeline> records, int level,
+                                   const ServerWindow& w) {
+  return decompose_level(digests_of(records), level, w);
+}
+
+LevelDecomposition decompose_level(std::span<const RequestDigest> requests, int level,
                                    const ServerWindow& w) {
   LevelDecomposition d;
   std::vector<double> ttft;
-  for (const auto& t : records) {
+  for (const auto& t : requests) {
     if (t.level != level) continue;
-    const double v = client_ttft_ms(t);
-    if (std::isfinite(v)) ttft.push_back(v);
-    const RequestMetrics m = compute_request_metrics(t);
-    if (m.prompt_tokens > 0) d.client_prompt_tokens += m.prompt_tokens;
-    if (m.output_tokens > 0) d.client_output_tokens += m.output_tokens;
+    if (std::isfinite(t.client_ttft_ms)) ttft.push_back(t.client_ttft_ms);
+    if (t.prompt_tokens > 0) d.client_prompt_tokens += t.prompt_tokens;
+    if (t.output_tokens > 0) d.client_output_tokens += t.output_tokens;
   }
   d.client_requests = static_cast<int64_t>(ttft.size());
   d.client_ttft_mean_ms = mean_of(ttft);
@@ -97,15 +119,19 @@ std::optional<ServerRequestTiming> timing_from_record(const RequestTimeline& t) 
 
 RequestDecomposition decompose_requests(std::span<const RequestTimeline> records, int level,
                                         const ServerTimingOf& timing_of) {
+  return decompose_requests(digests_of(records, timing_of), level);
+}
+
+RequestDecomposition decompose_requests(std::span<const RequestDigest> requests, int level) {
   RequestDecomposition d;
   std::vector<double> ttft, prompt, queue, rest;
   bool all_queue = true, all_prompt_n = true;
   int64_t prompt_n = 0;
-  for (const auto& t : records) {
+  for (const auto& t : requests) {
     if (t.level != level) continue;
-    const double client = client_ttft_ms(t);
+    const double client = t.client_ttft_ms;
     if (!std::isfinite(client)) continue;
-    auto s = timing_of(t);
+    const auto& s = t.timing;
     if (!s || !std::isfinite(s->prompt_ms)) continue;
     ttft.push_back(client);
     prompt.push_back(s->prompt_ms);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -39,9 +40,6 @@ struct LevelDecomposition {
   int64_t client_prompt_tokens = 0, client_output_tokens = 0;
 };
 
-// Client side: the mean TTFT of OK requests of `level` (all phases: the window holds them all).
-LevelDecomposition decompose_level(std::span<const RequestTimeline> records, int level,
-                                   const ServerWindow& window);
 
 // The server's own timings for one request, as a response reported them (NaN: not reported).
 struct ServerRequestTiming {
@@ -56,6 +54,26 @@ using ServerTimingOf = std::function<std::optional<ServerRequestTiming>(const Re
 // that knows where per-request server timings live on a record.
 std::optional<ServerRequestTiming> timing_from_record(const RequestTimeline& t);
 
+// What the server view needs of one finished request (any phase), kept instead of the whole
+// timeline so a long run's memory stays bounded (about 64 bytes a request).
+struct RequestDigest {
+  int level = 0;
+  double client_ttft_ms = kNaN;  // OK requests with a first token, else NaN
+  int64_t prompt_tokens = -1, output_tokens = -1;  // compute_request_metrics' counts
+  std::optional<ServerRequestTiming> timing;
+};
+// `m` must be compute_request_metrics(t).
+RequestDigest digest_of(const RequestTimeline& t, const RequestMetrics& m,
+                        const ServerTimingOf& timing_of = timing_from_record);
+std::vector<RequestDigest> digests_of(std::span<const RequestTimeline> records,
+                                      const ServerTimingOf& timing_of = timing_from_record);
+
+// Client side: the mean TTFT of OK requests of `level` (all phases: the window holds them all).
+LevelDecomposition decompose_level(std::span<const RequestDigest> requests, int level,
+                                   const ServerWindow& window);
+LevelDecomposition decompose_level(std::span<const RequestTimeline> records, int level,
+                                   const ServerWindow& window);
+
 struct RequestDecomposition {
   int64_t requests = 0;  // OK requests of the level that carried server timings
   double client_ttft_mean_ms = kNaN, client_ttft_p50_ms = kNaN;
@@ -69,6 +87,7 @@ struct RequestDecomposition {
   int64_t server_prompt_n_total = -1;  // Σ prompt_n (-1: not reported): the prompt-token counter
 };
 
+RequestDecomposition decompose_requests(std::span<const RequestDigest> requests, int level);
 RequestDecomposition decompose_requests(std::span<const RequestTimeline> records, int level,
                                         const ServerTimingOf& timing_of = timing_from_record);
 

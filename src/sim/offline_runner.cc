@@ -53,7 +53,9 @@ class VirtualLevel {
       pump(now_);
     }
     OfflineLevelRun out;
-    out.timelines = std::move(timelines_);
+    std::sort(done_.begin(), done_.end(),
+              [](const RequestTimeline& a, const RequestTimeline& b) { return a.seq < b.seq; });
+    out.timelines = std::move(done_);
     out.engine = engine_.stats();
     out.end_ns = driver_.level_done() ? driver_.info().end_ns : now_;
     out.info = driver_.info();
@@ -66,7 +68,7 @@ class VirtualLevel {
 
   // The earliest of the driver's wake-up and the next timeout; -1: none.
   int64_t next_timer() {
-    while (!deadlines_.empty() && timelines_[deadlines_.top().second].end_ns != 0) deadlines_.pop();
+    while (!deadlines_.empty() && !live_.contains(deadlines_.top().second)) deadlines_.pop();
     int64_t t = driver_.wake_at();
     if (!deadlines_.empty() && (t < 0 || deadlines_.top().first < t)) t = deadlines_.top().first;
     return t;
@@ -79,8 +81,9 @@ class VirtualLevel {
       const auto [at, seq] = deadlines_.top();
       if (at > now || (!inclusive && at == now)) break;
       deadlines_.pop();
-      RequestTimeline& t = timelines_[seq];
-      if (t.end_ns != 0) continue;
+      auto it = live_.find(seq);
+      if (it == live_.end()) continue;
+      RequestTimeline& t = it->second;
       engine_.abort(seq);
       t.error = RequestError{ErrorKind::kTimeout, t.http_status,
                              fmt::format("Operation timed out after {} milliseconds (virtual time)",
@@ -93,9 +96,14 @@ class VirtualLevel {
     while (std::optional<SendOrder> o = driver_.next_send(now)) send(*o, now);
     if (driver_.take_cancel_cooldown()) {
       // Cool-down requests still running once every measured one has finished have done their job.
-      for (RequestTimeline& t : timelines_) {
-        if (t.phase != Phase::kCooldown || t.end_ns != 0) continue;
-        engine_.abort(t.seq);
+      std::vector<uint64_t> cut;
+      for (const auto& [seq, t] : live_) {
+        if (t.phase == Phase::kCooldown) cut.push_back(seq);
+      }
+      std::sort(cut.begin(), cut.end());
+      for (uint64_t seq : cut) {
+        RequestTimeline& t = live_.at(seq);
+        engine_.abort(seq);
         t.error = RequestError{ErrorKind::kCancelled, 0, "cool-down ended"};
         end(t, now);
       }
@@ -103,8 +111,8 @@ class VirtualLevel {
   }
 
   void send(const SendOrder& o, int64_t now) {
-    const auto seq = static_cast<uint64_t>(timelines_.size());
-    RequestTimeline& t = timelines_.emplace_back();
+    const uint64_t seq = next_seq_++;
+    RequestTimeline& t = live_[seq];
     t.seq = seq;
     t.request_id = "sim-" + std::to_string(seq);
     t.phase = o.phase;
@@ -151,8 +159,9 @@ class VirtualLevel {
   }
 
   void on_event(const SeqEvent& ev) {
-    RequestTimeline& t = timelines_[ev.request_id];
-    if (t.end_ns != 0) return;  // timed out during the step that produced this
+    auto it = live_.find(ev.request_id);
+    if (it == live_.end()) return;  // timed out during the step that produced this
+    RequestTimeline& t = it->second;
     switch (ev.kind) {
       case SeqEventKind::kFirstToken:
         t.usage_cached_tokens = ev.cached_tokens;  // reported in usage, as the HTTP front does
@@ -172,15 +181,24 @@ class VirtualLevel {
     }
   }
 
+  // Ends an in-flight request (a reference into live_) and hands it over.
   void end(RequestTimeline& t, int64_t now) {
     t.end_ns = now;
     driver_.on_finished(now, t.phase, t.error.kind, t.session);
-    if (t.session < 0) return;
-    if (!driver_.session_open(t.session)) {
-      session_tokens_.erase(t.session);
-    } else {
-      session_tokens_[t.session] = t.prompt_tokens_sent + t.usage_completion_tokens;
+    if (t.session >= 0) {
+      if (!driver_.session_open(t.session)) {
+        session_tokens_.erase(t.session);
+      } else {
+        session_tokens_[t.session] = t.prompt_tokens_sent + t.usage_completion_tokens;
+      }
     }
+    const uint64_t seq = t.seq;
+    if (l_.on_finished) {
+      l_.on_finished(std::move(t));
+    } else {
+      done_.push_back(std::move(t));
+    }
+    live_.erase(seq);
   }
 
   // Block hashes of a session's first `tokens` tokens: a token's content is fixed by its session
@@ -202,7 +220,9 @@ class VirtualLevel {
   const OfflineLevel& l_;
   Engine engine_;
   LevelDriver driver_;
-  std::vector<RequestTimeline> timelines_;
+  std::unordered_map<uint64_t, RequestTimeline> live_;  // in flight, by seq
+  std::vector<RequestTimeline> done_;  // ended (without on_finished)
+  uint64_t next_seq_ = 0;
   std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
   int64_t now_ = 0;
   int64_t block_size_;

@@ -70,10 +70,14 @@ struct OfflineLevel {
   // When set: every request's lengths and hashes, asked in send order (the workload's source).
   std::function<OfflineLengths(const SendOrder&)> request_of;
   int64_t timeout_ns = 0;               // 0: no timeout
+  // When set: each request is handed over as it ends (in end order) and not kept, so a level's
+  // memory holds only what is in flight; OfflineLevelRun::timelines stays empty.
+  std::function<void(RequestTimeline&&)> on_finished;
 };
 
 struct OfflineLevelRun {
-  std::vector<RequestTimeline> timelines;  // every request sent, in creation order (seq = index)
+  // Every request sent, in creation order (seq = index); empty with OfflineLevel::on_finished.
+  std::vector<RequestTimeline> timelines;
   EngineStats engine;
   int64_t end_ns = 0;       // virtual time when the level ended
   LevelRunInfo info;        // the driver's account (rates, send lag, early stop)

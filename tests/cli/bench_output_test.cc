@@ -4,6 +4,7 @@
 // statistics shows here as a named path; see tests/data/golden/README.md for how to regenerate the
 // expected file and why the diff must be reviewed.
 #include "cli/bench_output.h"
+#include "cli/run_recorder.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -168,7 +169,6 @@ GoldenRun run_golden() {
   config.out_dir = dir.string();
 
   RunOutcome outcome;
-  outcome.records = g.records;
   outcome.started_unix_us = first_us;
   outcome.start_ns = INT64_MAX;
   for (size_t level = 0; level < config.load.plan.levels.size(); ++level) {
@@ -197,10 +197,11 @@ GoldenRun run_golden() {
   }
   outcome.self.wall_s = (outcome.end_ns - outcome.start_ns) / 1e9;
   outcome.self.peak_in_flight = 4;
-  // The records reach the result builder once each, as bench's record sink hands them over.
-  RunResultBuilder results = result_builder(config);
-  for (const auto& t : g.records) results.add(t, compute_request_metrics(t));
-  EXPECT_EQ(report_run(config, outcome, results, {"golden fixture"}, /*json=*/false, "bench"), 0);
+  // The records reach the recorder once each, as bench's record sink hands them over.
+  RunRecorder recorder(config);
+  recorder.set_run_start(outcome.start_ns);
+  for (const auto& t : g.records) recorder.add(t);
+  EXPECT_EQ(report_run(config, outcome, recorder, {"golden fixture"}, /*json=*/false, "bench"), 0);
   std::ifstream in(dir / "summary.json");
   EXPECT_TRUE(in) << "summary.json was not written";
   std::stringstream ss;

@@ -13,9 +13,13 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "analysis/level_result.h"
 #include "client/request_builder.h"
+#include "core/clock.h"
 #include "load/bench_runner.h"
+#include "load/loop_split.h"
 #include "load/loop_worker.h"
 #include "load/open_loop_schedule.h"
 #include "metrics/request_record.h"
@@ -326,6 +330,78 @@ TEST(MultiLoopE2E, SessionsSplitAcrossLoopsKeepTheirTurnsOnOneLoop) {
     }
   }
 }
+
+// A shard of a distributed run (--shard I/2) with two loops: its loops pace only its share, number
+// their requests c*2 + I, and the two shards' loops together send the whole level.
+TEST(MultiLoopE2E, ShardLoopsSplitTheShardsShareAndNumberRequestsAcrossShards) {
+  ScriptedServer server(quick_server());
+  ASSERT_TRUE(server.start().ok());
+  int64_t measured = 0, warmup = 0;
+  std::set<uint64_t> seqs;
+  for (int shard = 0; shard < 2; ++shard) {
+    BenchConfig c = config_for(server, 2);
+    c.load.plan.levels = {concurrency(4)};
+    c.load.plan.measure = PhaseLimit{0, 10};
+    c.load.share_index = shard;
+    c.load.share_count = 2;
+    c.run_id = fmt::format("shard{}", shard);
+    LoopRun r = run_loops(c);
+    ASSERT_TRUE(r.completed);
+    EXPECT_EQ(r.loops, 2);
+    int64_t want = 0;
+    for (int k = 0; k < 2; ++k) want += share_of(10, loop_share(c.load, k, 2));
+    EXPECT_EQ(count(r, 0, Phase::kMeasure), want) << "shard " << shard;
+    ASSERT_EQ(r.levels.size(), 1u);
+    EXPECT_EQ(r.levels[0].measured_sent, want);
+    measured += count(r, 0, Phase::kMeasure);
+    warmup += count(r, 0, Phase::kWarmup);
+    for (const auto& t : r.records) {
+      EXPECT_EQ(t.seq % 2, static_cast<uint64_t>(shard)) << t.seq;
+      EXPECT_TRUE(seqs.insert(t.seq).second) << "seq " << t.seq << " twice";
+    }
+  }
+  EXPECT_EQ(measured, 10);
+  EXPECT_EQ(warmup, 4);  // one per slot: the level's 4 slots over 2 shards x 2 loops
+}
+
+// Lockstep (--start-at): a level waits for its wall-clock boundary on every loop; an interrupt
+// while waiting ends the run at once, and each level's late start is recorded.
+class LockstepLoops : public ::testing::TestWithParam<int> {};
+
+TEST_P(LockstepLoops, AnInterruptWhileWaitingForTheNextBoundaryEndsTheRun) {
+  ScriptedServer server(quick_server());
+  ASSERT_TRUE(server.start().ok());
+  BenchConfig c = config_for(server, GetParam());
+  c.load.plan.levels = {concurrency(2), concurrency(2)};
+  c.load.plan.measure = PhaseLimit{0, 4};
+  // Level 1's boundary passed a second ago (it starts late, at once); level 2's is 10 minutes
+  // away: only the interrupt can end the run before the test's timeout.
+  c.load.start_at_unix_us = wall_us() - 1'000'000;
+  c.load.level_slot_ns = 600'000'000'000;
+  std::vector<RequestTimeline> records;
+  bool level_one_done = false;
+  BenchRunner runner(c, *RequestBuilder::create(c.target, c.prompt),
+                     [&](const RequestTimeline& t) { records.push_back(t); });
+  runner.set_level_sinks(nullptr, [&](const LevelRunInfo& l) { level_one_done = l.level == 0; });
+  runner.set_progress_sink([&](const LevelProgress&) {
+    if (level_one_done) runner.interrupt();  // the calling thread, while level 2 waits
+  });
+  EXPECT_EQ(runner.loops(), GetParam());
+  EXPECT_FALSE(runner.run());
+  ASSERT_EQ(runner.levels().size(), 1u);  // the second level never started
+  EXPECT_FALSE(runner.levels()[0].stopped_early.has_value());
+  ASSERT_EQ(runner.late_start_ns().size(), 2u);
+  EXPECT_GT(runner.late_start_ns()[0], 0);
+  EXPECT_EQ(runner.late_start_ns()[1], 0);
+  int64_t measured = 0;
+  for (const auto& t : records) {
+    EXPECT_EQ(t.level, 0);
+    if (t.phase == Phase::kMeasure) ++measured;
+  }
+  EXPECT_EQ(measured, 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Loops, LockstepLoops, ::testing::Values(1, 2));
 
 }  // namespace
 }  // namespace tokperf

@@ -59,6 +59,65 @@ TEST(LoopSplit, SharePlansTogetherHoldTheWholeLevel) {
   EXPECT_EQ(warmup, 7);
 }
 
+// Shards x loops: shard I of N splits its share over m loops as the combined shares I + N*k of
+// N*m; the share count is the shard's part of the work, the same on every shard.
+TEST(LoopSplit, ShardLoopsSplitOnlyTheShardsShareAndAddUpOverShards) {
+  LoadConfig load;
+  load.plan.levels = {concurrency(7), concurrency(3)};
+  load.plan.measure = PhaseLimit{0, 101};
+  load.share_count = 2;
+  EXPECT_EQ(level_share_count(load, 0, 8), 3);  // 7 slots over 2 shards: 3 loops each at most
+  EXPECT_EQ(level_share_count(load, 1, 8), 1);  // 3 over 2: 1
+  EXPECT_EQ(run_loop_count(load, 8), 3);
+  int64_t measure = 0, warmup = 0;
+  for (int shard = 0; shard < 2; ++shard) {
+    load.share_index = shard;
+    const int m = level_share_count(load, 0, 3);
+    ASSERT_EQ(m, 3);
+    for (int k = 0; k < m; ++k) {
+      const LevelShare s = loop_share(load, k, m);
+      EXPECT_EQ(s.index, shard + 2 * k);
+      EXPECT_EQ(s.count, 6);
+      const LevelPlan p = make_level_plan(load, 0, s);
+      measure += p.measure.requests;
+      warmup += p.warmup.requests;
+      EXPECT_GE(p.warmup.requests, 1);  // every loop of every shard has a slot
+    }
+  }
+  EXPECT_EQ(measure, 101);
+  EXPECT_EQ(warmup, 7);
+}
+
+TEST(LoopSplit, ShardLoopsTogetherPaceExactlyTheShardsArrivals) {
+  LoadConfig load;
+  load.plan.levels = {rate(200)};
+  load.plan.seed = 3;
+  load.default_warmup = false;
+  load.plan.measure = PhaseLimit{0, 45};
+  load.share_count = 3;
+  for (int shard = 0; shard < 3; ++shard) {
+    load.share_index = shard;
+    const LevelPlan one = make_level_plan(load, 0, LevelShare{shard, 3});
+    const int m = level_share_count(load, 0, 4);
+    ASSERT_EQ(m, 4);  // 15 arrivals per shard: room for 4 loops
+    std::vector<int64_t> got;
+    for (int k = 0; k < m; ++k) {
+      const LevelPlan p = make_level_plan(load, 0, loop_share(load, k, m));
+      EXPECT_FALSE(p.arrivals.empty());
+      EXPECT_EQ(p.schedule_fingerprint, one.schedule_fingerprint);
+      for (const PlannedArrival& a : p.arrivals) {
+        EXPECT_EQ(a.index % 3, shard);
+        EXPECT_EQ((a.index / 3) % m, k);
+        got.push_back(a.index);
+      }
+    }
+    std::vector<int64_t> want;
+    for (const PlannedArrival& a : one.arrivals) want.push_back(a.index);
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, want) << "shard " << shard;
+  }
+}
+
 // Drives a share's driver to its end in virtual time: every request finishes 1 ms after it starts.
 LevelRunInfo drive(LevelPlan plan, int64_t start_ns) {
   LevelDriver d(std::move(plan), start_ns, 20'000'000);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -42,6 +43,65 @@ TEST(RunLoader, ReadsBackWhatTheWritersWrote) {
   EXPECT_EQ(run->requests[81].error_kind, "rate_limited");
   EXPECT_FALSE(run->timeseries.empty());
   EXPECT_TRUE(run->warnings.empty());
+}
+
+// The loader's fast line parser reads every field the report uses exactly as the json path does,
+// including odd lines another tool may write (fields missing, reordered, typed oddly).
+TEST(RunLoader, FastLineParserReadsWhatTheJsonPathReads) {
+  std::string dir = two_level_run("fastparse");
+  {
+    std::ofstream f(dir + "/requests.jsonl", std::ios::app);
+    f << R"({"ttft_ms":12.5,"seq":900,"level":1,"phase":"warmup","ok":false,"error":{"message":"x\"y","kind":"timeout","http_status":null},"itl_ms":[1,null,2.5],"token_ms":[],"output_tokens":3.9,"extra":{"a":[1,2,{"b":null}]}})"
+      << "\n"
+      << R"({"seq":901,"ttft_ms":"fast","content_chars":[3,null,4.7],"prompt_tokens":null})"
+      << "\n";
+  }
+  auto run = load_run(dir);
+  ASSERT_TRUE(run.ok()) << run.error();
+  std::ifstream in(dir + "/requests.jsonl");
+  std::string line;
+  size_t i = 0;
+  auto same = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; };
+  while (std::getline(in, line)) {
+    ASSERT_LT(i, run->requests.size());
+    const RequestSample want = request_sample_from_json(nlohmann::json::parse(line));
+    const RequestSample& got = run->requests[i++];
+    EXPECT_EQ(got.seq, want.seq) << line;
+    EXPECT_EQ(got.level, want.level) << line;
+    EXPECT_EQ(got.measured, want.measured) << line;
+    EXPECT_EQ(got.ok, want.ok) << line;
+    EXPECT_EQ(got.error_kind, want.error_kind) << line;
+    EXPECT_EQ(got.start_unix_us, want.start_unix_us) << line;
+    EXPECT_EQ(got.output_tokens, want.output_tokens) << line;
+    EXPECT_EQ(got.prompt_tokens, want.prompt_tokens) << line;
+    for (auto [a, b] : {std::pair{got.queue_ms, want.queue_ms}, {got.ttft_ms, want.ttft_ms},
+                        {got.ttfo_ms, want.ttfo_ms}, {got.tpot_ms, want.tpot_ms},
+                        {got.e2e_ms, want.e2e_ms}, {got.end_ms, want.end_ms}}) {
+      EXPECT_TRUE(same(a, b)) << a << " vs " << b << " in " << line;
+    }
+    ASSERT_EQ(got.itl_ms.size(), want.itl_ms.size()) << line;
+    for (size_t k = 0; k < got.itl_ms.size(); ++k) EXPECT_TRUE(same(got.itl_ms[k], want.itl_ms[k]));
+    EXPECT_EQ(got.token_ms, want.token_ms) << line;
+    EXPECT_EQ(got.content_chars, want.content_chars) << line;
+  }
+  EXPECT_EQ(i, run->requests.size());
+  EXPECT_EQ(i, 84u);
+}
+
+// Bounded reading: every k-th line, spread over the whole file, and a note saying so.
+TEST(RunLoader, AtMostMaxRequestsAreReadEvenlyAndTheReportSaysSo) {
+  auto run = load_run(two_level_run("sampled"), 20);  // 82 lines: every 5th
+  ASSERT_TRUE(run.ok()) << run.error();
+  EXPECT_EQ(run->request_lines, 82);
+  EXPECT_EQ(run->stride, 5);
+  ASSERT_EQ(run->requests.size(), 17u);  // lines 1, 6, ..., 81
+  EXPECT_EQ(run->requests[0].seq, 0);
+  EXPECT_EQ(run->requests[16].seq, 80);
+  ASSERT_EQ(run->warnings.size(), 1u);
+  EXPECT_NE(run->warnings[0].find("one record in every 5 of the 82 (17 read)"), std::string::npos)
+      << run->warnings[0];
+  EXPECT_EQ(run->levels.size(), 2u);  // level statistics still from summary.json
+  EXPECT_EQ(run->levels[1].sent, 42);
 }
 
 TEST(RunLoader, MissingSummaryNamesTheFile) {

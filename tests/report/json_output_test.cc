@@ -92,6 +92,63 @@ TEST(RequestRecordJson, NaNBecomesNullAndErrorIsFilled) {
   EXPECT_TRUE(j["itl_ms"].empty());
 }
 
+// The writer's direct serializer must give exactly the text of the json object, for every shape a
+// record takes: optional keys (sessions, tools, server timings), nulls, errors with escapes and
+// invalid UTF-8, integral and fractional doubles, negative and huge values.
+TEST(RequestRecordJson, DirectLineIsByteForByteTheObjectsDump) {
+  std::vector<RequestTimeline> cases;
+  cases.push_back(sample_timeline());
+  {
+    RequestTimeline t;  // an error: quotes, a control character, invalid UTF-8
+    t.request_id = "r\"1\\x";
+    t.phase = Phase::kCooldown;
+    t.send_ns = t.end_ns = 10 * kMs;
+    t.error = {ErrorKind::kStreamError, 0, std::string("bad \"byte\" \x01 \xff\xfe end")};
+    cases.push_back(t);
+  }
+  {
+    RequestTimeline t = sample_timeline();  // sessions, tools, server timings, prefix, cache
+    t.session = 12;
+    t.turn = 3;
+    t.tools_sent = true;
+    t.tool_call_seen = true;
+    t.tool_call_ns = 150 * kMs;
+    t.prefix_group = 4;
+    t.requested_input_tokens = 512;
+    t.requested_output_tokens = 0;
+    t.usage_cached_tokens = 448;
+    t.server.source = "llamacpp_timings";
+    t.server.prompt_ms = 12.25;
+    t.server.decode_ms = 1e-7;
+    t.server.queue_ms = 0;
+    t.server.predicted_tokens = 5;
+    t.token_events[1].t_ns = 132 * kMs + 333'777;  // a fractional, rounded token_ms
+    t.token_events[2].chars = 17;
+    t.token_events[0].tokens = 2;  // the server gave counts: token_counts is written
+    t.token_events[1].tokens = 1;
+    t.connect_ms = 123456789.125;
+    cases.push_back(t);
+  }
+  {
+    RequestTimeline t = sample_timeline();  // tools sent, never completed; odd numbers
+    t.tools_sent = true;
+    t.send_ns = 3;
+    t.intended_ns = 7;  // sent "before" it was due: a negative queue
+    t.start_unix_us = -5;
+    t.seq = UINT64_MAX;
+    t.level = -1;
+    cases.push_back(t);
+  }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const RequestMetrics m = compute_request_metrics(cases[i]);
+    std::string line;
+    append_request_record(line, cases[i], m);
+    EXPECT_EQ(line, request_record_json(cases[i], m)
+                        .dump(-1, ' ', false, json::error_handler_t::replace))
+        << "case " << i;
+  }
+}
+
 TEST(RequestsJsonlWriter, OneLinePerRecordVisibleBeforeClose) {
   const auto path = (temp_dir() / "requests.jsonl").string();
   RequestsJsonlWriter w;

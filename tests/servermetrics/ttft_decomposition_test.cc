@@ -119,7 +119,7 @@ TEST(ServerReport, LevelWindowsAndTimeseriesColumns) {
   EXPECT_EQ(*w1->c(Concept::kGenerationTokens), 100);
   EXPECT_EQ(w0->g(Concept::kRunning)->mean, 4);
   const int levels[] = {0, 1};
-  ServerReport r = build_server_report({u}, true, levels, {});
+  ServerReport r = build_server_report({u}, true, levels, std::span<const RequestDigest>{});
   auto cols = server_timeseries_columns(r, 0, 4);
   ASSERT_EQ(cols.size(), 5u);
   EXPECT_EQ(cols[0].name, "server_running");
@@ -134,7 +134,7 @@ TEST(ServerReport, LevelWindowsAndTimeseriesColumns) {
     x.t_ns = 1'000'000'000 + k * 200'000'000;
     dense.scrapes.push_back(x);
   }
-  ServerReport d = build_server_report({dense}, true, std::span<const int>(levels, 1), {});
+  ServerReport d = build_server_report({dense}, true, std::span<const int>(levels, 1), std::span<const RequestDigest>{});
   auto dc = server_timeseries_columns(d, 0, 3);
   ASSERT_EQ(dc.size(), 5u);
   EXPECT_EQ(dc[0].values[1], 4);                    // the last of 1, 2, 3, 4 (not their sum)
