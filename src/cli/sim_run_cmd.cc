@@ -55,6 +55,7 @@ sim::EngineConfig engine_config(const SimRunFlags& f) {
   c.eos_mean_tokens = f.engine.eos_mean_tokens;
   if (f.max_num_seqs_given) c.max_num_seqs = f.engine.max_num_seqs;
   if (f.max_num_batched_tokens_given) c.max_num_batched_tokens = f.engine.max_num_batched_tokens;
+  c.enable_prefix_caching = f.engine.enable_prefix_caching;
   return c;
 }
 
@@ -268,6 +269,10 @@ void register_sim_run_command(CLI::App& sim_app, CommandSet& cmds) {
   run->add_option("--eos-mean-tokens", f->engine.eos_mean_tokens,
                   "Mean output length (exponential, capped by max_tokens) without --ignore-eos")
       ->capture_default_str()
+      ->group(e);
+  run->add_flag("!--no-prefix-caching", f->engine.enable_prefix_caching,
+                "Turn the engine's prefix cache off (vLLM's --no-enable-prefix-caching): every "
+                "prompt, shared prefixes and session history included, is prefilled in full")
       ->group(e);
   add_output_flags(run, f->output);
   const char* s = "Capacity search";
