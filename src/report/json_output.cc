@@ -75,6 +75,9 @@ json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
       {"saw_done", t.saw_done},
       {"requested_input_tokens", count_or_null(t.requested_input_tokens)},
       {"requested_output_tokens", count_or_null(t.requested_output_tokens)},
+      {"input_tokens_method", t.input_tokens_method != nullptr && t.requested_input_tokens >= 0
+                                  ? json(t.input_tokens_method)
+                                  : json(nullptr)},
       {"prefix_group", t.prefix_group >= 0 ? json(t.prefix_group) : json(nullptr)},
       {"cached_tokens", count_or_null(t.cached_prompt_tokens())},
   };
