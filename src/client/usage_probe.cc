@@ -34,12 +34,13 @@ Result<UsageCounter> UsageCounter::probe(const TargetConfig& target) {
 Result<int64_t> UsageCounter::count(const std::string& text) const {
   const RequestBuilder& b = *builder_;
   ++*requests_;
-  auto reply = http_fetch("POST", b.url(), b.headers(fmt::format("tokperf-calibrate-{}", *requests_)),
-                          b.body_for("", text, 1), 60'000'000'000);
+  auto reply =
+      http_fetch("POST", b.url(), b.headers(fmt::format("tokperf-calibrate-{}", *requests_)),
+                 b.body_for("", text, 1), 60'000'000'000);
   if (!reply) return Error{reply.error()};
   if (reply->status != 200) {
-    return Error{fmt::format("{} answered HTTP {}: {}", b.url(), reply->status,
-                             body_excerpt(reply->body))};
+    return Error{
+        fmt::format("{} answered HTTP {}: {}", b.url(), reply->status, body_excerpt(reply->body))};
   }
   ChunkClassifier classifier(b.api());
   StreamRecorder recorder(&classifier);

@@ -67,12 +67,11 @@ Result<BpeModel> BpeModel::create(std::unordered_map<std::string, int32_t> vocab
     const auto& [a, b] = merges[r];
     auto ia = vocab.find(a), ib = vocab.find(b), im = vocab.find(a + b);
     if (ia == vocab.end() || ib == vocab.end() || im == vocab.end()) {
-      return Error{fmt::format("merge {} ('{}' '{}') names a token that is not in the vocabulary",
-                               r, a, b)};
+      return Error{
+          fmt::format("merge {} ('{}' '{}') names a token that is not in the vocabulary", r, a, b)};
     }
     // The first (lowest-ranked) rule for a pair wins, as in the Rust library's HashMap build.
-    m.merges_.emplace(key(ia->second, ib->second),
-                      Merge{static_cast<int32_t>(r), im->second});
+    m.merges_.emplace(key(ia->second, ib->second), Merge{static_cast<int32_t>(r), im->second});
   }
   // Inverse of the byte-level mapping, to decode tokens for checks (fuzz/, tests).
   std::unordered_map<std::string, unsigned char> byte_of;
@@ -82,9 +81,12 @@ Result<BpeModel> BpeModel::create(std::unordered_map<std::string, int32_t> vocab
     for (size_t i = 0; i < tok.size();) {
       size_t len = 1;
       const auto c = static_cast<unsigned char>(tok[i]);
-      if (c >= 0xF0) len = 4;
-      else if (c >= 0xE0) len = 3;
-      else if (c >= 0xC0) len = 2;
+      if (c >= 0xF0)
+        len = 4;
+      else if (c >= 0xE0)
+        len = 3;
+      else if (c >= 0xC0)
+        len = 2;
       auto it = byte_of.find(tok.substr(i, len));
       if (it == byte_of.end()) {
         bytes.clear();  // not byte-level text (an added token kept in the vocabulary)
@@ -119,7 +121,8 @@ void BpeModel::encode_piece(std::string_view bytes, std::vector<int32_t>* ids) c
     }
   }
   // Symbols in a doubly linked list over the bytes; a min-heap of candidate merges by (rank,
-  // position). A popped candidate is stale when its left symbol was merged away or its pair changed.
+  // position). A popped candidate is stale when its left symbol was merged away or its pair
+  // changed.
   struct Symbol {
     int32_t id;
     int32_t prev, next;

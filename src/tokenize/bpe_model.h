@@ -1,7 +1,8 @@
-// The BPE model of a byte-level tokenizer.json: a vocabulary of byte-level strings (each byte shown as
-// one printable character, GPT-2's bytes_to_unicode) and ranked merges. A piece of text is encoded
-// as its bytes' ids, then the adjacent pair with the lowest merge rank (the leftmost of equal ranks)
-// is merged until no pair has a merge: what the Rust `tokenizers` library does (word.merge_all).
+// The BPE model of a byte-level tokenizer.json: a vocabulary of byte-level strings (each byte shown
+// as one printable character, GPT-2's bytes_to_unicode) and ranked merges. A piece of text is
+// encoded as its bytes' ids, then the adjacent pair with the lowest merge rank (the leftmost of
+// equal ranks) is merged until no pair has a merge: what the Rust `tokenizers` library does
+// (word.merge_all).
 //
 // Thread rules: immutable after create(); encode_piece() may be called from any thread.
 #pragma once

@@ -4,8 +4,8 @@
 #include <cstdlib>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <utf8proc.h>
+#include <nlohmann/json.hpp>
 
 namespace tokperf {
 namespace {
@@ -31,7 +31,9 @@ bool flag(const json& j, const char* key, bool fallback) {
   return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;
 }
 
-bool is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool is_space(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 bool is_word_byte(unsigned char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
@@ -41,14 +43,14 @@ bool is_word_byte(unsigned char c) {
 }  // namespace
 
 Result<std::unique_ptr<HfBpeTokenizer>> HfBpeTokenizer::from_json(std::string_view text,
-                                                                   const std::string& file) {
+                                                                  const std::string& file) {
   auto fail = [&](const std::string& what) {
     return Error{fmt::format("tokenizer '{}': {}", file, what)};
   };
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
-    return fail(fmt::format("not a JSON object (expected a Hugging Face tokenizer.json); {}",
-                            kAccepted));
+    return fail(
+        fmt::format("not a JSON object (expected a Hugging Face tokenizer.json); {}", kAccepted));
   }
   std::unique_ptr<HfBpeTokenizer> t(new HfBpeTokenizer());
   t->name_ = tokenizer_label(file);
@@ -117,17 +119,22 @@ Result<std::unique_ptr<HfBpeTokenizer>> HfBpeTokenizer::from_json(std::string_vi
   }
   for (const auto& n : norms) {
     const std::string nt = type_of(n);
-    if (nt == "NFC") t->normalizers_.push_back(Normalization::kNfc);
-    else if (nt == "NFD") t->normalizers_.push_back(Normalization::kNfd);
-    else if (nt == "NFKC") t->normalizers_.push_back(Normalization::kNfkc);
-    else if (nt == "NFKD") t->normalizers_.push_back(Normalization::kNfkd);
+    if (nt == "NFC")
+      t->normalizers_.push_back(Normalization::kNfc);
+    else if (nt == "NFD")
+      t->normalizers_.push_back(Normalization::kNfd);
+    else if (nt == "NFKC")
+      t->normalizers_.push_back(Normalization::kNfkc);
+    else if (nt == "NFKD")
+      t->normalizers_.push_back(Normalization::kNfkd);
     else {
       return fail(fmt::format(
           "normalizer \"{}\" is not implemented (accepted: NFC, NFD, NFKC, NFKD, a Sequence of "
           "them, or none){}",
-          nt, nt == "Prepend" || nt == "Replace"
-                  ? "; this looks like a SentencePiece tokenizer: pass its tokenizer.model"
-                  : ""));
+          nt,
+          nt == "Prepend" || nt == "Replace"
+              ? "; this looks like a SentencePiece tokenizer: pass its tokenizer.model"
+              : ""));
     }
   }
 
@@ -144,9 +151,10 @@ Result<std::unique_ptr<HfBpeTokenizer>> HfBpeTokenizer::from_json(std::string_vi
     const json& p = steps[k];
     const std::string pt = type_of(p);
     if (byte_level) {
-      return fail(fmt::format("pre-tokenizer \"{}\" follows ByteLevel; only Split and Digits "
-                              "steps before a final ByteLevel are implemented",
-                              pt));
+      return fail(
+          fmt::format("pre-tokenizer \"{}\" follows ByteLevel; only Split and Digits "
+                      "steps before a final ByteLevel are implemented",
+                      pt));
     }
     if (pt == "Split") {
       const json pat = p.value("pattern", json());
@@ -162,12 +170,15 @@ Result<std::unique_ptr<HfBpeTokenizer>> HfBpeTokenizer::from_json(std::string_vi
       }
       const std::string behavior = p.value("behavior", "");
       SplitBehavior b;
-      if (behavior == "Isolated") b = SplitBehavior::kIsolated;
-      else if (behavior == "Removed") b = SplitBehavior::kRemoved;
+      if (behavior == "Isolated")
+        b = SplitBehavior::kIsolated;
+      else if (behavior == "Removed")
+        b = SplitBehavior::kRemoved;
       else {
-        return fail(fmt::format("Split behavior \"{}\" is not implemented (accepted: Isolated, "
-                                "Removed)",
-                                behavior));
+        return fail(
+            fmt::format("Split behavior \"{}\" is not implemented (accepted: Isolated, "
+                        "Removed)",
+                        behavior));
       }
       auto s = RegexSplitter::create(pattern, literal, b, flag(p, "invert", false));
       if (!s) return fail(s.error());
@@ -230,7 +241,8 @@ std::string HfBpeTokenizer::kind() const { return summary_; }
 std::string HfBpeTokenizer::decode(const std::vector<int32_t>& ids) const {
   std::string out;
   for (int32_t id : ids) {
-    auto it = std::find_if(added_.begin(), added_.end(), [&](const AddedToken& a) { return a.id == id; });
+    auto it =
+        std::find_if(added_.begin(), added_.end(), [&](const AddedToken& a) { return a.id == id; });
     out += it != added_.end() ? it->content : model_->token_bytes(id);
   }
   return out;
@@ -245,10 +257,18 @@ Status HfBpeTokenizer::encode_part(std::string_view text, std::vector<int32_t>* 
     for (Normalization n : normalizers_) {
       int options = UTF8PROC_STABLE;
       switch (n) {
-        case Normalization::kNfc: options |= UTF8PROC_COMPOSE; break;
-        case Normalization::kNfd: options |= UTF8PROC_DECOMPOSE; break;
-        case Normalization::kNfkc: options |= UTF8PROC_COMPOSE | UTF8PROC_COMPAT; break;
-        case Normalization::kNfkd: options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT; break;
+        case Normalization::kNfc:
+          options |= UTF8PROC_COMPOSE;
+          break;
+        case Normalization::kNfd:
+          options |= UTF8PROC_DECOMPOSE;
+          break;
+        case Normalization::kNfkc:
+          options |= UTF8PROC_COMPOSE | UTF8PROC_COMPAT;
+          break;
+        case Normalization::kNfkd:
+          options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT;
+          break;
       }
       utf8proc_uint8_t* out = nullptr;
       utf8proc_ssize_t len =
@@ -287,9 +307,10 @@ Status HfBpeTokenizer::encode_part(std::string_view text, std::vector<int32_t>* 
 
 Result<std::vector<int32_t>> HfBpeTokenizer::encode(std::string_view text) const {
   if (int64_t bad = invalid_utf8_offset(text); bad >= 0) {
-    return Error{fmt::format("the text is not valid UTF-8 (byte {}); tokenizers count characters, "
-                             "so invalid bytes are refused rather than guessed",
-                             bad)};
+    return Error{
+        fmt::format("the text is not valid UTF-8 (byte {}); tokenizers count characters, "
+                    "so invalid bytes are refused rather than guessed",
+                    bad)};
   }
   std::vector<int32_t> ids;
   size_t seg = 0;  // start of the text not yet encoded

@@ -1,5 +1,5 @@
-// Hugging Face tokenizer.json with a byte-level BPE model: Llama-3, Qwen2/3, GPT-4o, DeepSeek-V3 and
-// the other GPT-2-family tokenizers. Encoding follows the Rust `tokenizers` library:
+// Hugging Face tokenizer.json with a byte-level BPE model: Llama-3, Qwen2/3, GPT-4o, DeepSeek-V3
+// and the other GPT-2-family tokenizers. Encoding follows the Rust `tokenizers` library:
 //   1. added tokens (special tokens such as <|im_start|>) are cut out of the raw text first,
 //      leftmost-longest, honouring lstrip / rstrip / single_word;
 //   2. each other part is normalized (NFC, NFD, NFKC, NFKD or a Sequence of them, via utf8proc),
@@ -28,7 +28,7 @@ class HfBpeTokenizer final : public Tokenizer {
  public:
   // Parses the text of a tokenizer.json; `file` names it in errors and becomes the label.
   static Result<std::unique_ptr<HfBpeTokenizer>> from_json(std::string_view json,
-                                                            const std::string& file);
+                                                           const std::string& file);
 
   Result<std::vector<int32_t>> encode(std::string_view text) const override;
   std::string kind() const override;
@@ -55,8 +55,8 @@ class HfBpeTokenizer final : public Tokenizer {
   std::vector<PreStep> pre_steps_;
   bool add_prefix_space_ = false;
   std::shared_ptr<const RegexSplitter> byte_level_split_;  // ByteLevel use_regex: GPT-2's pattern
-  bool added_first_[256] = {};  // bytes that start an added token
-  std::vector<AddedToken> added_;  // longest first
+  bool added_first_[256] = {};                             // bytes that start an added token
+  std::vector<AddedToken> added_;                          // longest first
   std::unique_ptr<BpeModel> model_;
   std::string summary_;  // for kind()
 };

@@ -10,7 +10,8 @@ namespace {
 
 std::string pcre2_message(int code) {
   PCRE2_UCHAR buf[256];
-  if (pcre2_get_error_message(code, buf, sizeof buf) < 0) return fmt::format("PCRE2 error {}", code);
+  if (pcre2_get_error_message(code, buf, sizeof buf) < 0)
+    return fmt::format("PCRE2 error {}", code);
   return reinterpret_cast<const char*>(buf);
 }
 
@@ -61,7 +62,8 @@ Status RegexSplitter::split(std::string_view text, std::vector<std::string>* out
     // The text was checked as UTF-8 once for the whole input: skip PCRE2's own check per call.
     int rc = pcre2_match(code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, m.md, nullptr);
     if (rc == PCRE2_ERROR_NOMATCH) break;
-    if (rc < 0) return Error{fmt::format("the pre-tokenizer pattern failed: {}", pcre2_message(rc))};
+    if (rc < 0)
+      return Error{fmt::format("the pre-tokenizer pattern failed: {}", pcre2_message(rc))};
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(m.md);
     size_t start = ov[0], end = ov[1];
     if (end == start) {
@@ -70,7 +72,8 @@ Status RegexSplitter::split(std::string_view text, std::vector<std::string>* out
       while (pos < text.size() && (static_cast<unsigned char>(text[pos]) & 0xC0) == 0x80) ++pos;
       continue;
     }
-    if (keep_gaps && start > gap_start) out->emplace_back(text.substr(gap_start, start - gap_start));
+    if (keep_gaps && start > gap_start)
+      out->emplace_back(text.substr(gap_start, start - gap_start));
     if (keep_matches) out->emplace_back(text.substr(start, end - start));
     gap_start = pos = end;
   }

@@ -1,5 +1,5 @@
-// The Split pre-tokenizer of tokenizer.json: a regular expression cuts text into pieces. Patterns are
-// compiled with PCRE2 in UTF-8 + UCP mode, so \s, \p{L}, \p{N} and (?i:...) mean what the Rust
+// The Split pre-tokenizer of tokenizer.json: a regular expression cuts text into pieces. Patterns
+// are compiled with PCRE2 in UTF-8 + UCP mode, so \s, \p{L}, \p{N} and (?i:...) mean what the Rust
 // `tokenizers` library (Oniguruma) means by them for the patterns real tokenizers use.
 //
 // Thread rules: immutable after create(); split() may be called from any thread (each call has its

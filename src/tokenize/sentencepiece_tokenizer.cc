@@ -26,8 +26,10 @@ Result<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::from_byt
 
 Result<std::vector<int32_t>> SentencePieceTokenizer::encode(std::string_view text) const {
   if (int64_t bad = invalid_utf8_offset(text); bad >= 0) {
-    // SentencePiece would silently replace the bytes with U+FFFD; a count of other text is no count.
-    return Error{fmt::format("the text is not valid UTF-8 (byte {}); invalid bytes are refused", bad)};
+    // SentencePiece would silently replace the bytes with U+FFFD; a count of other text is no
+    // count.
+    return Error{
+        fmt::format("the text is not valid UTF-8 (byte {}); invalid bytes are refused", bad)};
   }
   std::vector<int> ids;
   auto status = sp_->Encode(text, &ids);

@@ -20,7 +20,7 @@ class SentencePieceTokenizer final : public Tokenizer {
  public:
   // Loads the serialized model `bytes` read from `file` (named in errors).
   static Result<std::unique_ptr<SentencePieceTokenizer>> from_bytes(std::string_view bytes,
-                                                                     const std::string& file);
+                                                                    const std::string& file);
   ~SentencePieceTokenizer() override;
 
   Result<std::vector<int32_t>> encode(std::string_view text) const override;

@@ -41,10 +41,14 @@ int64_t invalid_utf8_offset(std::string_view text) {
     }
     size_t len;
     uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07;
-    else return static_cast<int64_t>(i);
+    if (c >= 0xC2 && c <= 0xDF)
+      len = 2, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF)
+      len = 3, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4)
+      len = 4, cp = c & 0x07;
+    else
+      return static_cast<int64_t>(i);
     if (i + len > n) return static_cast<int64_t>(i);
     for (size_t k = 1; k < len; ++k) {
       if ((s[i + k] & 0xC0) != 0x80) return static_cast<int64_t>(i);
@@ -71,9 +75,10 @@ Result<std::unique_ptr<Tokenizer>> load_tokenizer(const std::string& path) {
     } else if (fs::exists(dir / "tokenizer.model", ec)) {
       file = (dir / "tokenizer.model").string();
     } else {
-      return Error{fmt::format("tokenizer folder '{}' holds neither tokenizer.json nor "
-                               "tokenizer.model",
-                               path)};
+      return Error{
+          fmt::format("tokenizer folder '{}' holds neither tokenizer.json nor "
+                      "tokenizer.model",
+                      path)};
     }
   }
   std::ifstream in(file, std::ios::binary);
@@ -84,9 +89,10 @@ Result<std::unique_ptr<Tokenizer>> load_tokenizer(const std::string& path) {
   ss << in.rdbuf();
   const std::string bytes = ss.str();
   if (bytes.empty()) {
-    return Error{fmt::format("tokenizer file '{}' is empty; accepted: a Hugging Face "
-                             "tokenizer.json (byte-level BPE) or a SentencePiece .model",
-                             file)};
+    return Error{
+        fmt::format("tokenizer file '{}' is empty; accepted: a Hugging Face "
+                    "tokenizer.json (byte-level BPE) or a SentencePiece .model",
+                    file)};
   }
   // tokenizer.json is a JSON object; a SentencePiece model is a binary protobuf, which never starts
   // with '{' (its first byte is a field tag, 0x0A for the pieces).

@@ -6,7 +6,8 @@
 //     (tokenize/sentencepiece_tokenizer.h).
 // What is exact, what is refused and why: docs/TOKENIZERS.md.
 //
-// Thread rules: a loaded tokenizer is immutable; encode() and count() may be called from any thread.
+// Thread rules: a loaded tokenizer is immutable; encode() and count() may be called from any
+// thread.
 #pragma once
 
 #include <cstdint>

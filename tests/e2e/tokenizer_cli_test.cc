@@ -81,7 +81,8 @@ ScriptedServerOptions no_tokenize_server() {
 // Chat requests the server received (probes included; not /models or /tokenize).
 size_t chat_requests(const ScriptedServer& server) {
   size_t n = 0;
-  for (const auto& rec : server.records()) n += rec.path.find("/chat/completions") != std::string::npos;
+  for (const auto& rec : server.records())
+    n += rec.path.find("/chat/completions") != std::string::npos;
   return n;
 }
 
@@ -193,8 +194,7 @@ TEST(TokenizerCli, BadTokenizerFilesStopTheRunBeforeAnyRequest) {
   EXPECT_NE(r.rc, 0);
   EXPECT_NE(r.out.find("\"WordPiece\", which tokperf does not implement"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("accepted: a tokenizer.json with a byte-level BPE model"),
-            std::string::npos)
+  EXPECT_NE(r.out.find("accepted: a tokenizer.json with a byte-level BPE model"), std::string::npos)
       << r.out;
   const std::string junk = temp_path("junk.json");
   std::ofstream(junk) << "{\"model\": ";
@@ -210,12 +210,15 @@ TEST(TokenizerCli, SimRunCountsDatasetPromptsWithTheTokenizer) {
                                "numbers 1234567 and emoji 😀👍🏽"};
   {
     std::ofstream out(data);
-    for (const auto& t : texts) out << nlohmann::json{{"prompt", t}, {"output_tokens", 4}}.dump() << "\n";
+    for (const auto& t : texts)
+      out << nlohmann::json{{"prompt", t}, {"output_tokens", 4}}.dump() << "\n";
   }
   const std::string dir = temp_path("out");
   Ran r = run("sim run --model llama-3.1-8b --gpu h100 --ignore-eos --tokenizer " + kQwen +
-              " --dataset jsonl:" + data + " --dataset-sampling sequential --concurrency 1 -n 3 "
-              "--warmup 0 --out " + dir);
+              " --dataset jsonl:" + data +
+              " --dataset-sampling sequential --concurrency 1 -n 3 "
+              "--warmup 0 --out " +
+              dir);
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("counted with tokenizer qwen3.tokenizer.json"), std::string::npos) << r.out;
   EXPECT_EQ(summary(dir)["config"]["prompt"]["input_tokens_method"],

@@ -52,7 +52,8 @@ void expect_reference_ids(const std::string& model, const std::string& cases_fil
     ASSERT_TRUE(ids.ok()) << ids.error() << " for " << nlohmann::json(c.text).dump();
     if (*ids != c.ids && ++mismatches <= 5) {
       ADD_FAILURE() << model << ": " << nlohmann::json(c.text).dump() << "\n  got      "
-                    << nlohmann::json(*ids).dump() << "\n  expected " << nlohmann::json(c.ids).dump();
+                    << nlohmann::json(*ids).dump() << "\n  expected "
+                    << nlohmann::json(c.ids).dump();
     }
   }
   EXPECT_EQ(mismatches, 0) << "of " << cases.size() << " cases";
@@ -103,11 +104,11 @@ TEST(Tokenizers, InvalidUtf8IsRefusedNamingTheByte) {
 TEST(Utf8, InvalidFormsAreFound) {
   EXPECT_EQ(invalid_utf8_offset("plain ascii"), -1);
   EXPECT_EQ(invalid_utf8_offset("\xE4\xBD\xA0\xF0\x9F\x98\x80"), -1);  // 你 😀
-  EXPECT_EQ(invalid_utf8_offset("a\xC0\xAF"), 1);                     // overlong '/'
-  EXPECT_EQ(invalid_utf8_offset("ab\xED\xA0\x80"), 2);                // a surrogate
-  EXPECT_EQ(invalid_utf8_offset("\xF4\x90\x80\x80"), 0);              // above U+10FFFF
-  EXPECT_EQ(invalid_utf8_offset("abc\xE4\xBD"), 3);                   // cut short
-  EXPECT_EQ(invalid_utf8_offset("\x80"), 0);                          // a lone continuation
+  EXPECT_EQ(invalid_utf8_offset("a\xC0\xAF"), 1);                      // overlong '/'
+  EXPECT_EQ(invalid_utf8_offset("ab\xED\xA0\x80"), 2);                 // a surrogate
+  EXPECT_EQ(invalid_utf8_offset("\xF4\x90\x80\x80"), 0);               // above U+10FFFF
+  EXPECT_EQ(invalid_utf8_offset("abc\xE4\xBD"), 3);                    // cut short
+  EXPECT_EQ(invalid_utf8_offset("\x80"), 0);                           // a lone continuation
 }
 
 TEST(Tokenizers, AFolderLoadsItsTokenizerJson) {
@@ -173,19 +174,24 @@ TEST(TokenizerFiles, MalformedJsonAndJunk) {
 
 TEST(TokenizerFiles, UnsupportedModelsAreRefusedNotMiscounted) {
   std::string e = load_error(write_temp(
-      "wp.json", R"({"model": {"type": "WordPiece", "vocab": {"[UNK]": 0}}, "pre_tokenizer": null})"));
+      "wp.json",
+      R"({"model": {"type": "WordPiece", "vocab": {"[UNK]": 0}}, "pre_tokenizer": null})"));
   EXPECT_NE(e.find("\"WordPiece\", which tokperf does not implement"), std::string::npos) << e;
-  e = load_error(write_temp("uni.json", R"({"model": {"type": "Unigram", "vocab": [["a", 0.0]]}})"));
+  e = load_error(
+      write_temp("uni.json", R"({"model": {"type": "Unigram", "vocab": [["a", 0.0]]}})"));
   EXPECT_NE(e.find("\"Unigram\""), std::string::npos) << e;
   // SentencePiece-style BPE written as tokenizer.json (Llama-2's): Metaspace, refused with a hint.
-  e = load_error(write_temp("meta.json", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
+  e = load_error(
+      write_temp("meta.json", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
       "normalizer": null, "pre_tokenizer": {"type": "Metaspace", "replacement": "_"}})"));
   EXPECT_NE(e.find("\"Metaspace\" is not implemented"), std::string::npos) << e;
   EXPECT_NE(e.find("tokenizer.model"), std::string::npos) << e;
-  e = load_error(write_temp("lower.json", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
+  e = load_error(
+      write_temp("lower.json", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
       "normalizer": {"type": "Lowercase"}, "pre_tokenizer": {"type": "ByteLevel"}})"));
   EXPECT_NE(e.find("normalizer \"Lowercase\" is not implemented"), std::string::npos) << e;
-  e = load_error(write_temp("nobyte.json", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
+  e = load_error(
+      write_temp("nobyte.json", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
       "pre_tokenizer": {"type": "ByteLevel"}})"));
   EXPECT_NE(e.find("no token for byte 0x00"), std::string::npos) << e;
 }
