@@ -331,7 +331,9 @@ Result<std::vector<std::string>> prepare_target(BenchConfig& c, std::vector<std:
   }
   const bool synthetic = c.workload || c.prompt.text.empty() || !c.load.trace.empty();
   LengthSource src;
-  if (synthetic) src = choose_length_source(c, notes, !c.workload || c.workload->generates_text());
+  if (synthetic) {
+    src = choose_length_source(c, notes, !c.workload || c.workload->generates_text());
+  }
   if (c.workload) {
     // Per-request prompts: size generated text with the counter; count dataset prompts with a
     // local tokenizer (one /tokenize or probe request per entry would cost too much).
@@ -376,15 +378,14 @@ Result<std::vector<std::string>> prepare_target(BenchConfig& c, std::vector<std:
     }
     if (p.unreachable) {
       // A flag the tokenizer cannot satisfy: a usage error (exit 2), not an unreachable server.
-      throw UsageError(fmt::format("--input-tokens {} cannot be reached: {}{}; accepted: --input-tokens "
-                               "of at least {}",
-                               n, p.note,
-                               reserve + instruction_tokens > 0
-                                   ? fmt::format(" after {} tokens of per-request prefix and tool "
-                                                 "instruction",
-                                                 reserve + instruction_tokens)
-                                   : "",
-                               p.tokens + reserve + instruction_tokens));
+      const int64_t extra = reserve + instruction_tokens;
+      throw UsageError(fmt::format(
+          "--input-tokens {} cannot be reached: {}{}; accepted: --input-tokens of at least {}", n,
+          p.note,
+          extra > 0 ? fmt::format(" after {} tokens of per-request prefix and tool instruction",
+                                  extra)
+                    : "",
+          p.tokens + extra));
     }
     c.prompt.text = instruction + p.text;
     c.prompt.input_tokens = p.tokens + reserve + instruction_tokens;
