@@ -78,6 +78,9 @@ json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
       {"saw_done", t.saw_done},
       {"requested_input_tokens", count_or_null(t.requested_input_tokens)},
       {"requested_output_tokens", count_or_null(t.requested_output_tokens)},
+      {"input_tokens_method", t.input_tokens_method != nullptr && t.requested_input_tokens >= 0
+                                  ? json(t.input_tokens_method)
+                                  : json(nullptr)},
       {"prefix_group", t.prefix_group >= 0 ? json(t.prefix_group) : json(nullptr)},
       {"cached_tokens", count_or_null(t.cached_prompt_tokens())},
   };
@@ -210,6 +213,10 @@ void append_request_record(std::string& out, const RequestTimeline& t, const Req
   }
   w.key("http_status");
   t.http_status != 0 ? w.integer(t.http_status) : w.null();
+  w.key("input_tokens_method");
+  t.input_tokens_method != nullptr && t.requested_input_tokens >= 0
+      ? w.string(t.input_tokens_method)
+      : w.null();
   w.key("intended_unix_us"), w.integer(t.start_unix_us - (t.send_ns - t.intended_ns) / 1000);
   w.key("itl_ms"), w.array(m.itl_ms.size(), [&](size_t i) { w.number(m.itl_ms[i]); });
   w.key("level"), w.integer(t.level);

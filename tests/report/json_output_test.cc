@@ -115,6 +115,7 @@ TEST(RequestRecordJson, DirectLineIsByteForByteTheObjectsDump) {
     t.tool_call_ns = 150 * kMs;
     t.prefix_group = 4;
     t.requested_input_tokens = 512;
+    t.input_tokens_method = "tokenizer";
     t.requested_output_tokens = 0;
     t.usage_cached_tokens = 448;
     t.server.source = "llamacpp_timings";
