@@ -7,6 +7,8 @@ pkgs=(
   libcurl4-openssl-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   prometheus-cpp-dev         # --metrics-port exposition
+  libsentencepiece-dev libpcre2-dev libutf8proc-dev  # --tokenizer (src/tokenize/)
+  sentencepiece              # spm_train/spm_encode: tests/data/tokenize reference ids
   prometheus                 # promtool: validates expositions in tests
   clang libclang-rt-14-dev   # libFuzzer targets
   python3                    # bench/ scripts and numpy-free reference checks

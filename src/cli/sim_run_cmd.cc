@@ -38,6 +38,7 @@ struct SimRunFlags {
   std::string input_tokens;   // "" = 512; a length or a distribution
   std::string output_tokens;  // "" = 256
   bool ignore_eos = false;
+  std::string tokenizer;  // --tokenizer FILE: the simulated model counts prompts with it
   sim::EngineConfig engine;
   OutputFlags output;
   bool capacity = false;
@@ -55,6 +56,7 @@ sim::EngineConfig engine_config(const SimRunFlags& f) {
   c.eos_mean_tokens = f.engine.eos_mean_tokens;
   if (f.max_num_seqs_given) c.max_num_seqs = f.engine.max_num_seqs;
   if (f.max_num_batched_tokens_given) c.max_num_batched_tokens = f.engine.max_num_batched_tokens;
+  c.enable_prefix_caching = f.engine.enable_prefix_caching;
   return c;
 }
 
@@ -102,9 +104,24 @@ BenchConfig base_config(const SimRunFlags& f, const sim::CostModel& cost) {
     c.workload->set_replay(false);  // the search sets the load; entries are sampled
     c.load.trace.clear();
   }
+  c.prompt.input_tokens_method = LengthMethod::kSimulator;
+  if (!f.tokenizer.empty()) {
+    c.tokenizer = load_tokenizer_flag(f.tokenizer);
+    c.prompt.input_tokens_method = LengthMethod::kTokenizer;
+    c.prompt.tokenizer_name = c.tokenizer->name();
+  }
   if (c.workload) {
-    c.workload->calibrate([](const std::string& s) -> Result<int64_t> { return sim::count_tokens(s); },
-                          "the simulator's tokenizer");
+    if (c.tokenizer) {
+      std::shared_ptr<const Tokenizer> t = c.tokenizer;
+      TokenCounter counter = [t](const std::string& s) { return t->count(s); };
+      const std::string how = "tokenizer " + t->name();
+      c.workload->calibrate(counter, how);
+      c.workload->count_dataset(counter, how);
+    } else {
+      c.workload->calibrate(
+          [](const std::string& s) -> Result<int64_t> { return sim::count_tokens(s); },
+          "the simulator's tokenizer");
+    }
     c.prompt.input_tokens_note = c.workload->describe();
   }
   c.load.progress = false;
@@ -257,6 +274,11 @@ void register_sim_run_command(CLI::App& sim_app, CommandSet& cmds) {
   run->add_flag("--ignore-eos", f->ignore_eos,
                 "Generate exactly --output-tokens (else lengths follow --eos-mean-tokens)")
       ->group(p);
+  run->add_option("--tokenizer", f->tokenizer,
+                  "The simulated model counts prompt tokens with this tokenizer (tokenizer.json, "
+                  "SentencePiece .model, or a model folder; docs/TOKENIZERS.md) instead of its "
+                  "own word-based count")
+      ->group(p);
   const char* e = "Engine";
   run->add_option("--max-num-seqs", f->engine.max_num_seqs, "Engine batch limit")
       ->capture_default_str()
@@ -268,6 +290,10 @@ void register_sim_run_command(CLI::App& sim_app, CommandSet& cmds) {
   run->add_option("--eos-mean-tokens", f->engine.eos_mean_tokens,
                   "Mean output length (exponential, capped by max_tokens) without --ignore-eos")
       ->capture_default_str()
+      ->group(e);
+  run->add_flag("!--no-prefix-caching", f->engine.enable_prefix_caching,
+                "Turn the engine's prefix cache off (vLLM's --no-enable-prefix-caching): every "
+                "prompt, shared prefixes and session history included, is prefilled in full")
       ->group(e);
   add_output_flags(run, f->output);
   const char* s = "Capacity search";

@@ -49,14 +49,21 @@ Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& 
       // The workload's prompts, sized and hashed by the simulator's own tokenizer, so equal
       // prompt prefixes meet in the engine's prefix cache as they would over HTTP.
       const Workload& w = *config.workload;
-      l.request_of = [&w, &workload_seq, &engine](const SendOrder& order) {
+      const Tokenizer* tok = config.tokenizer.get();
+      l.request_of = [&w, &workload_seq, &engine, tok](const SendOrder& order) {
         const RequestSpec s = order.index >= 0 && w.timed_count() > 0
                                   ? w.timed_at(static_cast<size_t>(order.index))
                                   : w.at(workload_seq);
         ++workload_seq;
         const std::string text = flat_prompt(s);
         sim::OfflineLengths x;
-        x.prompt_tokens = std::max<int64_t>(1, sim::count_tokens(text));
+        // With --tokenizer the simulated model counts with it; text it cannot count (invalid
+        // UTF-8 from a dataset) falls back to the simulator's own count.
+        int64_t n = -1;
+        if (tok != nullptr) {
+          if (auto c = tok->count(text); c) n = *c;
+        }
+        x.prompt_tokens = std::max<int64_t>(1, n >= 0 ? n : sim::count_tokens(text));
         x.output_tokens = s.output_tokens;
         if (engine.enable_prefix_caching) {
           x.prefix_block_hashes = sim::prefix_block_hashes(text, engine.block_size);
@@ -69,6 +76,7 @@ Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& 
     // in the run's order, then to the sink (or kept).
     const auto shift = [&](int64_t& ns) { ns += level_start_ns; };
     l.on_finished = [&](RequestTimeline&& t) {
+      t.input_tokens_method = length_method_name(config.prompt.input_tokens_method);
       t.level = static_cast<int>(i);
       t.seq = next_seq++;
       t.request_id = fmt::format("{}-{}", config.run_id.empty() ? "sim" : config.run_id, t.seq);

@@ -15,6 +15,7 @@
 #include "client/request_builder.h"
 #include "client/server_probe.h"
 #include "client/tool_call.h"
+#include "client/usage_probe.h"
 #include "workload/length_dist.h"
 #include "workload/prompt.h"
 
@@ -80,6 +81,15 @@ void add_target_flags(CLI::App* sub, TargetFlags& f) {
       ->group(prompt);
   sub->add_option("--tool-choice", f.tool_choice,
                   "With --tools: auto, required, none, or a tool's name (default: not sent)")
+      ->group(prompt);
+  sub->add_option("--tokenizer", f.tokenizer,
+                  "Count prompt tokens offline where the server has no /tokenize: a Hugging Face "
+                  "tokenizer.json (byte-level BPE: Llama-3, Qwen, GPT-4o), a SentencePiece "
+                  ".model, or a model folder holding one (docs/TOKENIZERS.md)")
+      ->group(prompt);
+  sub->add_flag("--no-calibrate", f.no_calibrate,
+                "Without /tokenize or --tokenizer, approximate prompt lengths (1.25 tokens/word) "
+                "instead of sizing them by probe requests' usage.prompt_tokens")
       ->group(prompt);
   sub->add_flag("--ignore-eos", f.ignore_eos,
                 "Ask the server to generate exactly --output-tokens (ignore_eos)")
@@ -158,32 +168,126 @@ void apply_target_flags(const TargetFlags& f, BenchConfig& c) {
     c.target.tool_choice = f.tool_choice;
   }
 
+  if (!f.tokenizer.empty()) c.tokenizer = load_tokenizer_flag(f.tokenizer);
+  c.calibrate_lengths = !f.no_calibrate;
+
   std::random_device rd;
   c.run_id = fmt::format("tp{:08x}", rd());
 }
 
-// Trace entries that give a length get a synthetic prompt of that length (one per distinct length).
-static void build_trace_prompts(BenchConfig& c, std::vector<std::string>& notes) {
-  if (c.load.trace.empty()) return;
-  TokenCounter counter;
-  auto tok = ServerTokenizer::probe(c.target);
-  if (tok) {
+std::shared_ptr<const Tokenizer> load_tokenizer_flag(const std::string& path) {
+  auto t = load_tokenizer(path);
+  if (!t) throw UsageError("--tokenizer: " + t.error());
+  return std::shared_ptr<const Tokenizer>(std::move(*t));
+}
+
+namespace {
+
+// What sizes the run's prompts: the first that works of the server's /tokenize, --tokenizer, the
+// server's usage (probe requests), nothing (the 1.25 tokens/word estimate).
+struct LengthSource {
+  TokenCounter counter;  // empty: approximate
+  LengthMethod method = LengthMethod::kApproximate;
+  std::string how;             // names the counter in notes
+  bool counts_template = false;  // usage: the count includes what the server adds to the text
+  std::shared_ptr<UsageCounter> usage;
+};
+
+// allow_usage: probe requests may be sent (not for datasets that bring their own text).
+LengthSource choose_length_source(BenchConfig& c, std::vector<std::string>& notes,
+                                  bool allow_usage) {
+  LengthSource src;
+  if (auto tok = ServerTokenizer::probe(c.target); tok) {
     ServerTokenizer t = *tok;
-    counter = [t](const std::string& s) { return t.count(s); };
+    src.counter = [t](const std::string& s) { return t.count(s); };
+    src.method = LengthMethod::kServerTokenize;
+    src.how = "the server's /tokenize";
+    if (c.tokenizer) {
+      notes.push_back(fmt::format("prompt lengths counted by {}; --tokenizer {} was not needed",
+                                  t.endpoint(), c.tokenizer->name()));
+    }
+  } else if (c.tokenizer) {
+    std::shared_ptr<const Tokenizer> t = c.tokenizer;
+    src.counter = [t](const std::string& s) { return t->count(s); };
+    src.method = LengthMethod::kTokenizer;
+    src.how = "tokenizer " + t->name();
+    c.prompt.tokenizer_name = t->name();
+  } else if (c.calibrate_lengths && allow_usage) {
+    auto u = UsageCounter::probe(c.target);
+    if (u) {
+      auto usage = std::make_shared<UsageCounter>(std::move(*u));
+      src.counter = [usage](const std::string& s) { return usage->count(s); };
+      src.method = LengthMethod::kUsageCalibrated;
+      src.how = "the server's usage.prompt_tokens";
+      src.counts_template = true;
+      src.usage = usage;
+    } else {
+      notes.push_back("no /tokenize, no --tokenizer, and usage calibration failed (" + u.error() +
+                      "): prompt lengths approximated");
+    }
   }
+  c.prompt.input_tokens_method = src.method;
+  return src;
+}
+
+void note_probe_requests(const LengthSource& src, std::vector<std::string>& notes) {
+  if (!src.usage) return;
+  notes.push_back(fmt::format(
+      "no /tokenize and no --tokenizer: prompt lengths calibrated from the server's "
+      "usage.prompt_tokens ({} probe requests with max_tokens 1, sent before the run; the count "
+      "includes the server's chat template)",
+      src.usage->requests()));
+}
+
+}  // namespace
+
+// Trace entries that give a length get a synthetic prompt of that length (one per distinct length).
+static Status build_trace_prompts(BenchConfig& c, const LengthSource& src,
+                                  std::vector<std::string>& notes) {
+  if (c.load.trace.empty()) return Status::Ok();
   std::map<int64_t, std::string> by_length;
   bool approximated = false;
+  // Probe requests are too dear for a search per distinct length: with usage, one slope (tokens
+  // per word, and the server's fixed overhead) sizes them all.
+  double tpw = 0, overhead = 0;
+  if (src.counts_template) {
+    constexpr int64_t kWords = 1000;
+    auto a = src.counter(paragraph_words(kWords)), b = src.counter(paragraph_words(2 * kWords));
+    if (a && b && *b > *a) {
+      tpw = static_cast<double>(*b - *a) / kWords;
+      overhead = static_cast<double>(*a) - tpw * kWords;
+    }
+  }
   for (auto& e : c.load.trace) {
     if (!e.prompt.empty() || e.input_tokens <= 0) continue;
     auto it = by_length.find(e.input_tokens);
+    if (it == by_length.end() && src.counts_template) {
+      const double want = static_cast<double>(e.input_tokens) - overhead;
+      const int64_t words =
+          tpw > 0 ? std::max<int64_t>(1, std::llround(want / tpw))
+                  : std::max<int64_t>(1, std::llround(want / kApproxTokensPerWord));
+      approximated = true;
+      it = by_length.emplace(e.input_tokens, paragraph_words(words)).first;
+    }
     if (it == by_length.end()) {
-      SyntheticPrompt p = make_synthetic_prompt(e.input_tokens, 0, counter);
+      SyntheticPrompt p = make_synthetic_prompt(e.input_tokens, 0, src.counter, src.how);
+      if (p.unreachable) {
+        return Error{fmt::format("trace line {} asks for {} prompt tokens; {}", e.line,
+                                 e.input_tokens, p.note)};
+      }
       approximated |= !p.exact;
       it = by_length.emplace(e.input_tokens, p.text).first;
     }
     e.prompt = it->second;
   }
-  if (approximated) notes.push_back("trace prompt lengths approximated (no tokenize endpoint)");
+  if (approximated && src.counts_template) {
+    notes.push_back(fmt::format("trace prompt lengths sized at {:.3f} tokens per word plus {:.0f} "
+                                "tokens of template, measured from the server's usage",
+                                tpw, overhead));
+  } else if (approximated) {
+    notes.push_back("trace prompt lengths approximated (no tokenizer)");
+  }
+  return Status::Ok();
 }
 
 void check_sessions_api(const BenchConfig& c) {
@@ -225,14 +329,20 @@ Result<std::vector<std::string>> prepare_target(BenchConfig& c, std::vector<std:
     }
     if (!models->empty()) c.target.model = models->front();
   }
+  const bool synthetic = c.workload || c.prompt.text.empty() || !c.load.trace.empty();
+  LengthSource src;
+  if (synthetic) {
+    src = choose_length_source(c, notes, !c.workload || c.workload->generates_text());
+  }
   if (c.workload) {
-    // Per-request prompts: size generated text with the server's tokenizer when it has one.
-    auto tok = ServerTokenizer::probe(c.target);
-    if (tok) {
-      ServerTokenizer t = *tok;
-      c.workload->calibrate([t](const std::string& s) { return t.count(s); },
-                            "the server's /tokenize");
+    // Per-request prompts: size generated text with the counter; count dataset prompts with a
+    // local tokenizer (one /tokenize or probe request per entry would cost too much).
+    if (src.counter) c.workload->calibrate(src.counter, src.how, src.counts_template);
+    if (src.method == LengthMethod::kTokenizer) c.workload->count_dataset(src.counter, src.how);
+    if (!c.workload->generates_text() && src.method != LengthMethod::kTokenizer) {
+      c.prompt.input_tokens_method = LengthMethod::kApproximate;  // the file's text, estimated
     }
+    note_probe_requests(src, notes);
     const PhaseLimit& m = c.load.plan.measure;
     const int64_t planned =
         m.requests > 0 ? m.requests * static_cast<int64_t>(c.load.plan.levels.size()) : -1;
@@ -242,36 +352,52 @@ Result<std::vector<std::string>> prepare_target(BenchConfig& c, std::vector<std:
   }
   if (c.prompt.text.empty()) {
     int64_t n = c.prompt.input_tokens > 0 ? c.prompt.input_tokens : 128;
-    TokenCounter counter;
-    auto tok = ServerTokenizer::probe(c.target);
-    if (tok) {
-      ServerTokenizer t = *tok;
-      counter = [t](const std::string& s) { return t.count(s); };
-    }
-    int64_t reserve = 0;
-    if (c.prompt.unique_prefix) {
-      auto r = counter ? counter(unique_prefix(0, 0)) : Result<int64_t>(7);
-      reserve = r ? *r : 7;
-    }
+    const TokenCounter& counter = src.counter;
     // With --tools the prompt starts by asking for the call; its tokens count in the length.
     const std::string instruction = tool_instruction(c);
-    int64_t instruction_tokens = 0;
-    if (!instruction.empty()) {
-      auto r = counter ? counter(instruction)
-                       : Result<int64_t>(static_cast<int64_t>(instruction.size() / 4));
-      instruction_tokens = r ? *r : 0;
+    SyntheticPrompt p;
+    int64_t reserve = 0, instruction_tokens = 0;
+    if (src.counts_template) {
+      // The server's count covers the whole request: measure the prompt as sent (the per-request
+      // prefix of seq 0 standing for all, whose counts are near-constant, and the instruction).
+      const std::string head = (c.prompt.unique_prefix ? unique_prefix(0, 0) : "") + instruction;
+      TokenCounter whole = [&](const std::string& s) { return counter(head + s); };
+      p = make_synthetic_prompt(n, 0, whole, src.how);
+    } else {
+      if (c.prompt.unique_prefix) {
+        auto r = counter ? counter(unique_prefix(0, 0)) : Result<int64_t>(7);
+        reserve = r ? *r : 7;
+      }
+      if (!instruction.empty()) {
+        auto r = counter ? counter(instruction)
+                         : Result<int64_t>(static_cast<int64_t>(instruction.size() / 4));
+        instruction_tokens = r ? *r : 0;
+      }
+      p = make_synthetic_prompt(std::max<int64_t>(1, n - instruction_tokens), reserve, counter,
+                                src.how);
     }
-    SyntheticPrompt p =
-        make_synthetic_prompt(std::max<int64_t>(1, n - instruction_tokens), reserve, counter);
+    if (p.unreachable) {
+      // A flag the tokenizer cannot satisfy: a usage error (exit 2), not an unreachable server.
+      const int64_t extra = reserve + instruction_tokens;
+      throw UsageError(fmt::format(
+          "--input-tokens {} cannot be reached: {}{}; accepted: --input-tokens of at least {}", n,
+          p.note,
+          extra > 0 ? fmt::format(" after {} tokens of per-request prefix and tool instruction",
+                                  extra)
+                    : "",
+          p.tokens + extra));
+    }
     c.prompt.text = instruction + p.text;
     c.prompt.input_tokens = p.tokens + reserve + instruction_tokens;
     c.prompt.input_tokens_exact = p.exact;
     c.prompt.input_tokens_note = p.note;
+    if (!p.exact) c.prompt.input_tokens_method = LengthMethod::kApproximate;
+    note_probe_requests(src, notes);
     if (!p.exact) notes.push_back("prompt length approximated: " + p.note);
   } else {
     c.prompt.input_tokens_note = "user prompt (length from the server's usage)";
   }
-  build_trace_prompts(c, notes);
+  if (Status s = build_trace_prompts(c, src, notes); !s) throw UsageError(s.error());
   check_sessions_api(c);
   return *models;
 }

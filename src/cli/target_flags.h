@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/result.h"
 #include "load/bench_config.h"
+#include "tokenize/tokenizer.h"
 
 namespace CLI {
 class App;
@@ -34,7 +36,12 @@ struct TargetFlags {
   bool insecure = false;
   std::string tools;        // --tools FILE
   std::string tool_choice;  // --tool-choice
+  std::string tokenizer;    // --tokenizer FILE (tokenize/tokenizer.h)
+  bool no_calibrate = false;  // --no-calibrate
 };
+
+// Loads --tokenizer FILE; throws UsageError naming the file and what is accepted.
+std::shared_ptr<const Tokenizer> load_tokenizer_flag(const std::string& path);
 
 // Declares the flags on `sub` (groups "Target" and "Prompt").
 void add_target_flags(CLI::App* sub, TargetFlags& f);

@@ -25,11 +25,40 @@ struct TargetConfig {
   std::string tool_choice;
 };
 
+// How a run's prompt lengths were obtained (docs/TOKENIZERS.md); written as input_tokens_method.
+enum class LengthMethod : uint8_t {
+  kNone,             // the user's own prompt: its length is what the server's usage says
+  kServerTokenize,   // the server's /tokenize counted the text: exact
+  kTokenizer,        // --tokenizer FILE counted the text: exact for that tokenizer
+  kUsageCalibrated,  // sized by probe requests' usage.prompt_tokens (template included)
+  kApproximate,      // 1.25 tokens per word, nothing measured
+  kSimulator,        // the simulated engine's own tokenizer
+};
+
+inline const char* length_method_name(LengthMethod m) {
+  switch (m) {
+    case LengthMethod::kNone: return "none";
+    case LengthMethod::kServerTokenize: return "server_tokenize";
+    case LengthMethod::kTokenizer: return "tokenizer";
+    case LengthMethod::kUsageCalibrated: return "usage_calibrated";
+    case LengthMethod::kApproximate: return "approximate";
+    case LengthMethod::kSimulator: return "simulator";
+  }
+  return "none";
+}
+
 struct PromptConfig {
   std::string text;                 // the prompt every request sends (after unique prefix)
   int64_t input_tokens = -1;        // tokens in `text` when known (tokenizer), else -1
   bool input_tokens_exact = false;  // true when a tokenize endpoint confirmed the count
   std::string input_tokens_note;    // how the count was obtained, for the output
+  LengthMethod input_tokens_method = LengthMethod::kNone;
+  std::string tokenizer_name;       // with kTokenizer: the file's label (tokenize/tokenizer.h)
+  // "tokenizer:<name>" for kTokenizer, else length_method_name().
+  std::string input_tokens_method_label() const {
+    return input_tokens_method == LengthMethod::kTokenizer ? "tokenizer:" + tokenizer_name
+                                                            : length_method_name(input_tokens_method);
+  }
   bool unique_prefix = false;       // prepend a per-request nonce so no prefix cache can serve it
   int64_t output_tokens = 256;      // max_tokens
 };

@@ -106,6 +106,7 @@ nlohmann::json config_json(const BenchConfig& c) {
        {{"input_tokens", c.prompt.input_tokens},
         {"input_tokens_exact", c.prompt.input_tokens_exact},
         {"input_tokens_note", c.prompt.input_tokens_note},
+        {"input_tokens_method", c.prompt.input_tokens_method_label()},
         {"prompt_chars", c.prompt.text.size()},
         {"unique_prefix", c.prompt.unique_prefix},
         {"output_tokens", c.prompt.output_tokens}}},

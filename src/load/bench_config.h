@@ -14,6 +14,7 @@
 #include "load/session.h"
 #include "load/shard_spec.h"
 #include "metrics/slo.h"
+#include "tokenize/tokenizer.h"
 #include "workload/workload.h"
 
 namespace tokperf {
@@ -60,6 +61,11 @@ struct BenchConfig {
   // Per-request prompts and lengths (datasets, length distributions, shared prefixes; see
   // workload/workload.h). Null: every request sends `prompt` (and a trace its own lengths).
   std::shared_ptr<Workload> workload;
+  // --tokenizer FILE: counts prompt tokens where the server has no /tokenize (null: none given).
+  std::shared_ptr<const Tokenizer> tokenizer;
+  // Without /tokenize or a tokenizer: size prompts by probe requests' usage.prompt_tokens
+  // (--no-calibrate turns this off and approximates instead).
+  bool calibrate_lengths = true;
   LoadConfig load;
   SloSpec slo;                 // empty: no objectives
   std::string out_dir;         // empty: no files

@@ -195,6 +195,7 @@ void LoopWorker::send(const SendOrder& order) {
   req.headers = builder_.headers(tl.request_id);
   tl.requested_input_tokens = config_.prompt.input_tokens;
   tl.requested_output_tokens = config_.prompt.output_tokens;
+  tl.input_tokens_method = length_method_name(config_.prompt.input_tokens_method);
   std::string prefix;
   if (config_.prompt.unique_prefix && !config_.workload) {
     prefix = unique_prefix(std::hash<std::string>{}(config_.run_id), tl.seq);
@@ -213,6 +214,7 @@ void LoopWorker::send(const SendOrder& order) {
     tl.prompt_tokens_sent = s.input_tokens;
     tl.requested_input_tokens = s.input_tokens;
     tl.requested_output_tokens = max_tokens;
+    if (s.input_tokens_method != nullptr) tl.input_tokens_method = s.input_tokens_method;
     tl.prefix_group = s.prefix_group;
   } else if (order.index >= 0 && !config_.load.trace.empty()) {
     const TraceEntry& e = config_.load.trace[static_cast<size_t>(order.index)];
@@ -258,6 +260,7 @@ std::string LoopWorker::session_body(const SendOrder& order, RequestTimeline& tl
     turn_tokens = order.turn == 1 || s.messages.size() <= 1 ? s.input_tokens : -1;
     tl.requested_output_tokens = max_tokens;
     tl.requested_input_tokens = s.input_tokens;
+    if (s.input_tokens_method != nullptr) tl.input_tokens_method = s.input_tokens_method;
     tl.prefix_group = s.prefix_group;
   } else {
     h.pending_user.clear();

@@ -96,6 +96,9 @@ struct RequestTimeline {
   // tokenizer sized it) and max_tokens; -1 unknown. The shared-prefix group, -1: none.
   int64_t requested_input_tokens = -1;
   int64_t requested_output_tokens = -1;
+  // How requested_input_tokens was obtained: a client/target_config.h length_method_name() (a
+  // static string); null when unknown.
+  const char* input_tokens_method = nullptr;
   int prefix_group = -1;
   // usage.prompt_tokens_details.cached_tokens (OpenAI, vLLM, SGLang, the simulator); -1: absent.
   int64_t usage_cached_tokens = -1;

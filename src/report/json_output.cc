@@ -78,6 +78,9 @@ json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
       {"saw_done", t.saw_done},
       {"requested_input_tokens", count_or_null(t.requested_input_tokens)},
       {"requested_output_tokens", count_or_null(t.requested_output_tokens)},
+      {"input_tokens_method", t.input_tokens_method != nullptr && t.requested_input_tokens >= 0
+                                  ? json(t.input_tokens_method)
+                                  : json(nullptr)},
       {"prefix_group", t.prefix_group >= 0 ? json(t.prefix_group) : json(nullptr)},
       {"cached_tokens", count_or_null(t.cached_prompt_tokens())},
   };
@@ -121,9 +124,10 @@ json request_record_json(const RequestTimeline& t, const RequestMetrics& m) {
 
 namespace {
 
-// requests.jsonl's writer without building a json object: the same text nlohmann's dump() gives for
-// request_record_json (keys in its sorted order, its shortest round-trip doubles, null for
-// non-finite), at a fraction of the cost: a run writes one record per request, up to millions
+// requests.jsonl's writer without building a json object: the record request_record_json holds,
+// keys in nlohmann's sorted order, null for non-finite, every double written so that it reads back
+// bit for bit (the text equals dump()'s but where Grisu2 writes more digits than the shortest),
+// at a fraction of the cost: a run writes one record per request, up to millions
 // (issue 12: writing results is on the budget). tests/report/json_output_test.cc holds the two
 // byte-for-byte equal.
 class LineWriter {
@@ -147,12 +151,43 @@ class LineWriter {
   void count_or_null(int64_t n) { n < 0 ? null() : integer(n); }
   void number(double v) {
     if (!std::isfinite(v)) return null();
+    if (decimal_ns(v)) return;
     char buf[64];
     // nlohmann's own formatter, so the text is the one dump() writes.
     char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, v);
     out_.append(buf, end);
   }
   void ms_or_null_if_negative(double ms) { ms < 0 ? null() : number(ms); }
+  // Most figures are whole nanoseconds in milliseconds (k / 10^6, correctly rounded), and the
+  // shortest text that reads back as such a double is k's decimal with six places, trailing zeros
+  // cut (no decimal of 15 or fewer digits other than k / 10^6 rounds to it): written with integer
+  // arithmetic instead of a float-to-shortest search, the costliest part of a record. Values
+  // nlohmann would write with an exponent (below 1e-4) or that are not such a quotient go the
+  // general way; either way the value reads back exactly (tests/report/json_output_test.cc).
+  bool decimal_ns(double v) {
+    const double a = std::fabs(v);
+    if (!(a >= 1e-4 && a < 1e9) && v != 0) return false;
+    const double scaled = v * 1e6;
+    const auto k = static_cast<int64_t>(std::llround(scaled));
+    if (static_cast<double>(k) / 1e6 != v) return false;
+    uint64_t u = k < 0 ? static_cast<uint64_t>(-k) : static_cast<uint64_t>(k);
+    if (v < 0 || std::signbit(v)) out_.push_back('-');
+    char buf[32];
+    auto r = std::to_chars(buf, buf + sizeof buf, u / 1'000'000);
+    out_.append(buf, r.ptr);
+    out_.push_back('.');
+    uint64_t frac = u % 1'000'000;
+    if (frac == 0) {
+      out_.push_back('0');
+      return true;
+    }
+    char digits[6];
+    for (int i = 5; i >= 0; --i, frac /= 10) digits[i] = static_cast<char>('0' + frac % 10);
+    int n = 6;
+    while (digits[n - 1] == '0') --n;
+    out_.append(digits, static_cast<size_t>(n));
+    return true;
+  }
   void string(std::string_view s) {
     const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
       return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
@@ -210,6 +245,10 @@ void append_request_record(std::string& out, const RequestTimeline& t, const Req
   }
   w.key("http_status");
   t.http_status != 0 ? w.integer(t.http_status) : w.null();
+  w.key("input_tokens_method");
+  t.input_tokens_method != nullptr && t.requested_input_tokens >= 0
+      ? w.string(t.input_tokens_method)
+      : w.null();
   w.key("intended_unix_us"), w.integer(t.start_unix_us - (t.send_ns - t.intended_ns) / 1000);
   w.key("itl_ms"), w.array(m.itl_ms.size(), [&](size_t i) { w.number(m.itl_ms[i]); });
   w.key("level"), w.integer(t.level);

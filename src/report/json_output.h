@@ -30,8 +30,9 @@ nlohmann::json json_number_or_null(double v);
 
 // One requests.jsonl object. `m` must be compute_request_metrics(t).
 nlohmann::json request_record_json(const RequestTimeline& t, const RequestMetrics& m);
-// Appends the same record as one line of text, exactly request_record_json(t, m).dump() (no
-// newline), without building the object: what the writer uses, once per request.
+// Appends the same record as one line of text (no newline) without building the object: what the
+// writer uses, once per request. It parses to exactly request_record_json(t, m); the text is
+// dump()'s but where dump()'s Grisu2 is not the shortest round-trip form.
 void append_request_record(std::string& out, const RequestTimeline& t, const RequestMetrics& m);
 
 nlohmann::json dist_stats_json(const DistStats& s);

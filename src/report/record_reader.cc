@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "client/target_config.h"
+
 namespace tokperf {
 namespace {
 
@@ -108,6 +110,14 @@ Result<RequestTimeline> timeline_from_record(const json& r) {
   t.requested_input_tokens = count_or(r, "requested_input_tokens", -1);
   t.requested_output_tokens = count_or(r, "requested_output_tokens", -1);
   t.prefix_group = static_cast<int>(count_or(r, "prefix_group", -1));
+  // The method's name is one of a fixed set (client/target_config.h); the record keeps its own.
+  if (const json* method = field(r, "input_tokens_method"); method && method->is_string()) {
+    for (LengthMethod m : {LengthMethod::kNone, LengthMethod::kServerTokenize,
+                           LengthMethod::kTokenizer, LengthMethod::kUsageCalibrated,
+                           LengthMethod::kApproximate, LengthMethod::kSimulator}) {
+      if (*method == length_method_name(m)) t.input_tokens_method = length_method_name(m);
+    }
+  }
   t.usage_cached_tokens = count_or(r, "cached_tokens", -1);
   if (const json* sid = field(r, "session_id")) {
     const std::string s = sid->get<std::string>();

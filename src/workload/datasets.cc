@@ -252,7 +252,8 @@ Result<Dataset> parse_sharegpt(std::string_view text, std::string_view name) {
       s.prompt = turns[k]["value"].get<std::string>();
       if (s.prompt.empty()) break;
       s.input_tokens = estimate_tokens(s.prompt);
-      s.output_tokens = estimate_tokens(turns[k + 1]["value"].get<std::string>());
+      d.replies.push_back(turns[k + 1]["value"].get<std::string>());
+      s.output_tokens = estimate_tokens(d.replies.back());
       s.source_line = static_cast<int>(std::min<size_t>(i + 1, INT32_MAX));
       if (c.contains("id") && c["id"].is_string()) s.session_id = c["id"].get<std::string>();
       d.specs.push_back(std::move(s));

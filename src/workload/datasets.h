@@ -46,6 +46,9 @@ struct Dataset {
   std::vector<std::vector<uint64_t>> block_ids;  // mooncake: per spec; else empty
   bool timed = false;                            // every spec has a timestamp (replayable)
   int64_t skipped = 0;  // sharegpt: conversations without a human turn followed by a reply
+  // sharegpt: the recorded reply of each spec (its length is the spec's output_tokens), kept so a
+  // tokenizer can count it exactly (Workload::count_dataset).
+  std::vector<std::string> replies;
 };
 
 // `name` labels errors (the path). speed scales timestamps (2 = twice as fast); offsets start at 0.

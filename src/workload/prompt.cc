@@ -88,38 +88,107 @@ std::string unique_prefix(uint64_t run_seed, uint64_t seq) {
 }
 
 SyntheticPrompt make_synthetic_prompt(int64_t n_tokens, int64_t reserve_tokens,
-                                      const TokenCounter& counter) {
+                                      const TokenCounter& counter, const std::string& how) {
   SyntheticPrompt p;
   int64_t target = std::max<int64_t>(1, n_tokens - reserve_tokens);
   if (counter) {
-    auto count_words = [&](int64_t w) { return counter(paragraph_words(w)); };
-    // Largest w with count(w) <= target. Tokens per word lie well within [0.5, 4] for this text.
-    int64_t lo = 0, hi = target * 2 + 8;
-    bool failed = false;
+    // Largest w with count(w) <= target, searched from the estimate: one measured ratio refines
+    // it, then steps doubling away from it bracket the answer (good: count <= target; bad: above)
+    // and a bisection closes the bracket.
+    std::string failure;
     int64_t best_tokens = 0;
-    while (lo < hi) {
-      int64_t mid = (lo + hi + 1) / 2;
-      auto c = count_words(mid);
+    // count(w) <= target; a failing count clears *ok (and the search stops).
+    auto fits = [&](int64_t w, bool* ok) -> bool {
+      if (w <= 0) return true;
+      auto c = counter(paragraph_words(w));
       if (!c) {
-        failed = true;
-        p.note = fmt::format("tokenizer failed ({}); ", c.error());
-        break;
+        failure = c.error();
+        *ok = false;
+        return false;
       }
-      if (*c <= target) {
-        lo = mid;
-        best_tokens = *c;
-      } else {
-        hi = mid - 1;
+      return *c <= target;
+    };
+    auto count_of = [&](int64_t w) -> Result<int64_t> { return counter(paragraph_words(w)); };
+    bool ok = true;
+    int64_t guess =
+        std::max<int64_t>(1, std::llround(static_cast<double>(target) / kApproxTokensPerWord));
+    if (auto c0 = count_of(guess); !c0) {
+      failure = c0.error();
+      ok = false;
+    } else if (*c0 > 0) {
+      guess = std::max<int64_t>(
+          1, std::llround(static_cast<double>(guess) * static_cast<double>(target) /
+                          static_cast<double>(*c0)));
+    }
+    int64_t good = 0, bad = -1;  // bad < 0: not found yet
+    if (ok) {
+      if (fits(guess, &ok)) {
+        good = guess;
+        for (int64_t step = 1; ok; step *= 2) {
+          if (!fits(good + step, &ok)) {
+            bad = good + step;
+            break;
+          }
+          good += step;
+        }
+      } else if (ok) {
+        bad = guess;
+        for (int64_t step = 1; ok; step *= 2) {
+          const int64_t w = std::max<int64_t>(0, bad - step);
+          if (fits(w, &ok)) {
+            good = w;
+            break;
+          }
+          bad = w;
+        }
       }
     }
-    if (!failed && lo > 0) {
-      p.text = paragraph_words(lo);
+    while (ok && bad - good > 1) {
+      const int64_t mid = good + (bad - good) / 2;
+      if (fits(mid, &ok)) {
+        good = mid;
+      } else if (ok) {
+        bad = mid;
+      }
+    }
+    if (ok && good > 0) {
+      auto c = count_of(good);
+      if (c) {
+        best_tokens = *c;
+      } else {
+        ok = false;
+        failure = c.error();
+      }
+    }
+    if (!ok) {
+      p.note = fmt::format("tokenizer failed ({}); ", failure);
+    } else if (good > 0) {
+      p.text = paragraph_words(good);
+      if (best_tokens < target && target - best_tokens <= 8) {
+        // The next word of the paragraph is longer than the gap: close it with " the"s, one token
+        // each in every tokenizer we know of; kept only when the count confirms it.
+        std::string padded = p.text;
+        for (int64_t k = best_tokens; k < target; ++k) padded += " the";
+        if (auto c = counter(padded); c && *c == target) {
+          p.text = std::move(padded);
+          best_tokens = *c;
+        }
+      }
       p.tokens = best_tokens;
       p.exact = true;
       p.note = best_tokens == target
-                   ? "exact (server tokenizer)"
-                   : fmt::format("server tokenizer: {} tokens, the closest at or under {}",
-                                 best_tokens, target);
+                   ? fmt::format("exact ({})", how)
+                   : fmt::format("{}: {} tokens, the closest at or under {}", how, best_tokens,
+                                 target);
+      return p;
+    } else {
+      // Even one word is longer than the target.
+      auto c = count_of(1);
+      p.unreachable = true;
+      p.tokens = c ? *c : target + 1;
+      p.text = paragraph_words(1);
+      p.note = fmt::format("{}: the shortest prompt has {} tokens, more than {}", how, p.tokens,
+                           target);
       return p;
     }
   }
@@ -128,7 +197,7 @@ SyntheticPrompt make_synthetic_prompt(int64_t n_tokens, int64_t reserve_tokens,
   p.text = paragraph_words(words);
   p.tokens = target;
   p.exact = false;
-  p.note += fmt::format("approximate: {} words at ~{} tokens/word (no tokenize endpoint)", words,
+  p.note += fmt::format("approximate: {} words at ~{} tokens/word (no tokenizer)", words,
                         kApproxTokensPerWord);
   return p;
 }

@@ -17,6 +17,9 @@ struct SyntheticPrompt {
   std::string text;
   int64_t tokens = 0;  // exact when `exact`, else the estimate
   bool exact = false;
+  // With a counter: even the shortest prompt (one word) has more tokens than asked for; `tokens`
+  // then holds that smallest count and `text` the approximation.
+  bool unreachable = false;
   std::string note;  // how the count was obtained, shown in the output
 };
 
@@ -26,9 +29,12 @@ inline constexpr double kApproxTokensPerWord = 1.25;
 
 // Builds a prompt of n_tokens (n_tokens >= 1). reserve_tokens are left for a per-request prefix.
 // With a counter: the longest repetition of the paragraph with at most n_tokens - reserve tokens
-// (binary search, ~log2(n) calls). Without: an approximation by words.
+// (a search from the estimate: ~2 log2(error) + 2 calls, so a counter that costs a request stays
+// cheap; the count must not fall as words are added). `how` names the counter in the note. Without
+// one: an approximation by words.
 SyntheticPrompt make_synthetic_prompt(int64_t n_tokens, int64_t reserve_tokens,
-                                      const TokenCounter& counter);
+                                      const TokenCounter& counter,
+                                      const std::string& how = "server tokenizer");
 
 // A per-request prefix of six common words and a newline, distinct for each seq of a run (so no
 // prefix cache can serve the prompt), with a near-constant token count across tokenizers.

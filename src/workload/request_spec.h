@@ -28,6 +28,9 @@ struct RequestSpec {
   // tokenizer measured it, see input_tokens_exact). -1: unknown.
   int64_t input_tokens = -1;
   bool input_tokens_exact = false;
+  // How input_tokens was obtained (a client/target_config.h length_method_name(), static); null:
+  // the run's method.
+  const char* input_tokens_method = nullptr;
   // Requested output tokens (sent as max_tokens). -1: the run's --output-tokens.
   int64_t output_tokens = -1;
   // Shared-prefix group of the prompt (0..K-1); -1: none.

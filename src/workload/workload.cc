@@ -101,16 +101,44 @@ void Workload::set_tokens_per_word(double tpw, bool exact, std::string how) {
   tokens_how_ = std::move(how);
 }
 
-void Workload::calibrate(const TokenCounter& counter, const std::string& how) {
+void Workload::calibrate(const TokenCounter& counter, const std::string& how,
+                         bool counts_overhead) {
   if (!counter) return;
   // Our vocabulary as generated text: a long sample of both word sources.
   constexpr int64_t kWords = 2000;
-  const std::string sample = block_words(12345, kWords / 2) + "\n" + paragraph_words(kWords / 2);
-  auto n = counter(sample);
+  auto sample = [](int64_t words) {
+    return block_words(12345, words / 2) + "\n" + paragraph_words(words / 2);
+  };
+  auto n = counter(sample(kWords));
   if (!n || *n <= 0) return;
-  const double tpw = static_cast<double>(*n) / static_cast<double>(kWords);
+  double tpw = static_cast<double>(*n) / static_cast<double>(kWords);
+  if (counts_overhead) {
+    auto half = counter(sample(kWords / 2));
+    if (!half || *half >= *n) return;
+    tpw = static_cast<double>(*n - *half) / static_cast<double>(kWords / 2);
+  }
   set_tokens_per_word(tpw, tpw == 1.0,
                       fmt::format("sized at {:.3f} tokens per word, measured with {}", tpw, how));
+}
+
+void Workload::count_dataset(const TokenCounter& counter, const std::string& how) {
+  if (!counter || (data_.kind != DatasetKind::kShareGpt && data_.kind != DatasetKind::kJsonl)) {
+    return;
+  }
+  for (size_t k = 0; k < data_.specs.size(); ++k) {
+    RequestSpec& s = data_.specs[k];
+    auto n = counter(flat_prompt(s));
+    if (!n) {
+      ++dataset_uncounted_;
+      continue;
+    }
+    s.input_tokens = std::max<int64_t>(1, *n);
+    s.input_tokens_exact = true;
+    if (k < data_.replies.size()) {
+      if (auto r = counter(data_.replies[k]); r) s.output_tokens = std::max<int64_t>(1, *r);
+    }
+  }
+  dataset_how_ = how;
 }
 
 int64_t Workload::words_for(int64_t tokens) const {
@@ -150,6 +178,10 @@ RequestSpec Workload::synthetic(uint64_t i) const {
 
 RequestSpec Workload::entry(size_t k) const {
   RequestSpec s = data_.specs[k];
+  if ((data_.kind == DatasetKind::kShareGpt || data_.kind == DatasetKind::kJsonl) &&
+      !s.input_tokens_exact) {
+    s.input_tokens_method = "approximate";  // the file's text, estimated at 1.25 tokens per word
+  }
   if (data_.kind == DatasetKind::kMooncake) {
     // Block b of the prompt is the text of hash id b: equal ids give equal text (prefix-cache hits
     // where the trace has them); the last block is cut to the entry's length, a shortfall of ids
@@ -234,7 +266,19 @@ std::vector<std::string> Workload::notes(int64_t planned_requests) const {
     out.push_back(fmt::format("the dataset has {} entries; a run sending more cycles through it",
                               dataset_size()));
   }
-  if (is_dataset() && (data_.kind == DatasetKind::kShareGpt || data_.kind == DatasetKind::kJsonl)) {
+  const bool texts = data_.kind == DatasetKind::kShareGpt || data_.kind == DatasetKind::kJsonl;
+  if (is_dataset() && texts && !dataset_how_.empty()) {
+    out.push_back(fmt::format(
+        "dataset prompt lengths{} counted with {}{}", data_.kind == DatasetKind::kShareGpt
+                                                          ? " (and ShareGPT reply lengths, used "
+                                                            "as max_tokens)"
+                                                          : "",
+        dataset_how_,
+        dataset_uncounted_ > 0
+            ? fmt::format("; {} entries it could not count keep the 1.25 tokens/word estimate",
+                          dataset_uncounted_)
+            : ""));
+  } else if (is_dataset() && texts) {
     out.push_back(
         "dataset prompt lengths (and ShareGPT reply lengths, used as max_tokens) are "
         "estimated at 1.25 tokens per word; the served lengths come from the server's "

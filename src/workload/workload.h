@@ -46,9 +46,16 @@ class Workload final : public RequestSource {
   // Reads and checks the dataset (if any). Errors name the file, line and what was expected.
   static Result<std::shared_ptr<Workload>> create(const WorkloadOptions& options);
 
-  // Measures tokens per word of generated text with `counter` (one call); without one the estimate
-  // stays. `how` names the tokenizer for the notes.
-  void calibrate(const TokenCounter& counter, const std::string& how);
+  // Measures tokens per word of generated text with `counter` (one call; two when
+  // `counts_overhead`, a counter whose counts include a fixed extra such as a chat template, so
+  // the slope between them is taken); without one the estimate stays. `how` names the tokenizer
+  // for the notes.
+  void calibrate(const TokenCounter& counter, const std::string& how,
+                 bool counts_overhead = false);
+  // Counts the prompt (and ShareGPT's recorded reply) of every sharegpt/jsonl entry with
+  // `counter`, replacing the 1.25 tokens/word estimate; an entry it cannot count keeps the
+  // estimate (said in the notes). One call per text: meant for a local tokenizer.
+  void count_dataset(const TokenCounter& counter, const std::string& how);
   void set_tokens_per_word(double tpw, bool exact, std::string how);
 
   RequestSpec at(uint64_t i) const override;
@@ -62,6 +69,11 @@ class Workload final : public RequestSource {
   // Entries of the dataset (0: synthetic).
   size_t dataset_size() const { return data_.specs.size(); }
   bool is_dataset() const { return !o_.dataset.empty(); }
+  // The prompts are generated text sized by tokens per word (synthetic, Mooncake, Azure), not a
+  // file's own text.
+  bool generates_text() const {
+    return !is_dataset() || data_.kind == DatasetKind::kMooncake || data_.kind == DatasetKind::kAzure;
+  }
   // The dataset is replayed by its timestamps (else sampled).
   bool replays() const { return o_.replay && data_.timed && !data_.specs.empty(); }
   void set_replay(bool replay) { o_.replay = replay; }
@@ -83,6 +95,8 @@ class Workload final : public RequestSource {
   double tokens_per_word_ = kApproxTokensPerWord;
   bool lengths_exact_ = false;
   std::string tokens_how_ = "estimated at 1.25 tokens per word (no tokenizer)";
+  std::string dataset_how_;     // "" (estimated) or what counted the dataset's texts
+  int64_t dataset_uncounted_ = 0;  // entries count_dataset could not count
 };
 
 }  // namespace tokperf

@@ -227,6 +227,37 @@ TEST(WorkloadCli, SimRunSharedPrefixHasCacheHitsAndLowerTtftThanUniquePrompts) {
   EXPECT_LT(s["ttft_ms"]["p50"].get<double>(), u["ttft_ms"]["p50"].get<double>());
 }
 
+// Sessions on the simulator: with the prefix cache, each turn's history is served from it; with
+// --no-prefix-caching every turn prefills its whole history, so TTFT grows with the turn (the
+// source material's agent: 0.5 s -> 2.8 s by turn four), at the same prompt lengths.
+TEST(WorkloadCli, SimRunSessionsWithoutPrefixCacheTtftGrowsWithTheTurn) {
+  const std::string common =
+      "sim run --model llama-3.1-8b --gpu h100 --concurrency 1 --turns 4 -n 8 --input-tokens 2000 "
+      "--output-tokens 100 --ignore-eos --no-save --json ";
+  Ran cached = run(common);
+  Ran cold = run(common + "--no-prefix-caching");
+  ASSERT_EQ(cached.rc, 0) << cached.out;
+  ASSERT_EQ(cold.rc, 0) << cold.out;
+  auto level_of = [](const std::string& out) {
+    return nlohmann::json::parse(out.substr(out.find("{\n")))["levels"][0];
+  };
+  const auto c = level_of(cached.out);
+  const auto n = level_of(cold.out);
+  EXPECT_EQ(n["workload"]["prefix_cache"]["hits"], 0);
+  EXPECT_GT(c["workload"]["prefix_cache"]["hits"].get<int64_t>(), 0);
+  ASSERT_EQ(n["by_turn"].size(), 4u);
+  ASSERT_EQ(c["by_turn"].size(), 4u);
+  double last = 0;
+  for (size_t k = 0; k < 4; ++k) {
+    const double ttft = n["by_turn"][k]["ttft_ms"]["p50"].get<double>();
+    EXPECT_GT(ttft, last) << "turn " << k + 1;
+    last = ttft;
+    EXPECT_EQ(n["by_turn"][k]["prompt_tokens"]["p50"], c["by_turn"][k]["prompt_tokens"]["p50"]);
+  }
+  EXPECT_LT(c["by_turn"][3]["ttft_ms"]["p50"].get<double>(),
+            n["by_turn"][3]["ttft_ms"]["p50"].get<double>());
+}
+
 TEST(WorkloadCli, MooncakeTraceControlsPrefixHitsOnTheSimulator) {
   // Entries 2 and 3 repeat entry 1's first blocks; entry 4 shares nothing.
   const std::string trace = write_file(

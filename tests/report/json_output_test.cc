@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -115,6 +116,7 @@ TEST(RequestRecordJson, DirectLineIsByteForByteTheObjectsDump) {
     t.tool_call_ns = 150 * kMs;
     t.prefix_group = 4;
     t.requested_input_tokens = 512;
+    t.input_tokens_method = "tokenizer";
     t.requested_output_tokens = 0;
     t.usage_cached_tokens = 448;
     t.server.source = "llamacpp_timings";
@@ -146,6 +148,29 @@ TEST(RequestRecordJson, DirectLineIsByteForByteTheObjectsDump) {
     EXPECT_EQ(line, request_record_json(cases[i], m)
                         .dump(-1, ' ', false, json::error_handler_t::replace))
         << "case " << i;
+  }
+}
+
+// Millisecond figures made of whole nanoseconds are written by integer arithmetic: over many
+// random and edge values, the line reads back as exactly the record the json object holds (same
+// doubles, bit for bit). The text can differ only where nlohmann's Grisu2 writes more digits than
+// the shortest (1723054.9559839999 for 1723054.955984, the same double), so it is compared parsed.
+TEST(RequestRecordJson, NanosecondFiguresHaveTheSameTextAsTheGeneralWriter) {
+  std::mt19937_64 rng(7);
+  std::vector<int64_t> ns = {0, 1, 99, 100, 101, 999'999, 1'000'000, 1'000'001, 123'456'789,
+                             999'999'999'999'999, 1'000'000'000'000'000, -1, -1'500'000};
+  for (int i = 0; i < 20000; ++i) ns.push_back(static_cast<int64_t>(rng() % 2'000'000'000'000));
+  for (int i = 0; i < 2000; ++i) ns.push_back(static_cast<int64_t>(rng() % 10'000));
+  for (int64_t k : ns) {
+    RequestTimeline t = sample_timeline();
+    t.token_events = {{t.send_ns + std::abs(k), 3, true}};
+    t.end_ns = t.send_ns + std::abs(k) + 1;
+    t.connect_ms = static_cast<double>(k) / 1e6;  // any sign, written as given when >= 0
+    t.ttfb_ms = static_cast<double>(k) / 1e6 + 1e-9;  // not a whole nanosecond: general path
+    const RequestMetrics m = compute_request_metrics(t);
+    std::string line;
+    append_request_record(line, t, m);
+    ASSERT_EQ(json::parse(line), request_record_json(t, m)) << "ns " << k << ": " << line;
   }
 }
 

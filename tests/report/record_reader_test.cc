@@ -61,6 +61,7 @@ RequestTimeline streamed(uint64_t seq) {
   t.usage_prompt_tokens = 128;
   t.usage_completion_tokens = 9;
   t.requested_input_tokens = 130;
+  t.input_tokens_method = "server_tokenize";  // read back as the same fixed name
   t.requested_output_tokens = 16;
   t.prefix_group = 2;
   t.usage_cached_tokens = 64;

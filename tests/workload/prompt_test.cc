@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -52,6 +53,34 @@ TEST(SyntheticPrompt, AFailingTokenizerFallsBackToTheApproximation) {
   SyntheticPrompt p = make_synthetic_prompt(50, 0, counter);
   EXPECT_FALSE(p.exact);
   EXPECT_NE(p.note.find("boom"), std::string::npos);
+}
+
+TEST(SyntheticPrompt, SearchesFromTheEstimateInFewCalls) {
+  // A counter that costs a request (usage calibration) must not be called ~log2(2n) times with
+  // prompts of twice the target: the search starts from the estimate and stays near it.
+  int calls = 0;
+  int64_t longest = 0;
+  TokenCounter counter = [&](const std::string& s) -> Result<int64_t> {
+    ++calls;
+    longest = std::max(longest, words(s));
+    return words(s) * 3 / 2 + 9;  // 1.5 tokens per word and a 9-token template
+  };
+  SyntheticPrompt p = make_synthetic_prompt(10000, 0, counter, "probe");
+  EXPECT_TRUE(p.exact);
+  EXPECT_EQ(p.tokens, 10000);  // 6661 words: 9991 + 9
+  EXPECT_LE(calls, 8);
+  EXPECT_LE(longest, 8000);  // the first guess, at 1.25 tokens per word
+  EXPECT_NE(p.note.find("exact (probe)"), std::string::npos) << p.note;
+}
+
+TEST(SyntheticPrompt, AnUnreachableTargetIsSaidNotApproximated) {
+  TokenCounter counter = [](const std::string& s) -> Result<int64_t> { return words(s) + 10; };
+  SyntheticPrompt p = make_synthetic_prompt(5, 0, counter, "usage");
+  EXPECT_TRUE(p.unreachable);
+  EXPECT_FALSE(p.exact);
+  EXPECT_EQ(p.tokens, 11);  // the shortest prompt
+  EXPECT_NE(p.note.find("the shortest prompt has 11 tokens, more than 5"), std::string::npos)
+      << p.note;
 }
 
 TEST(UniquePrefix, DistinctWithinARunAndAlwaysSixWords) {

@@ -80,6 +80,54 @@ TEST(Workload, CalibrationMeasuresTokensPerWord) {
   EXPECT_EQ(words(w->at(0).prompt), 150);
 }
 
+TEST(Workload, CalibrationWithATemplateOverheadTakesTheSlope) {
+  WorkloadOptions o;
+  o.input = LengthDist::fixed(300);
+  auto w = make(o);
+  // A server's usage: 1.5 tokens per word plus a 12-token chat template.
+  TokenCounter usage = [](const std::string& s) -> Result<int64_t> {
+    return 3 * words(s) / 2 + 12;
+  };
+  w->calibrate(usage, "usage", /*counts_overhead=*/true);
+  EXPECT_DOUBLE_EQ(w->tokens_per_word(), 1.5);  // not (3000 + 12) / 2000
+  EXPECT_EQ(words(w->at(0).prompt), 200);
+}
+
+TEST(Workload, CountDatasetReplacesEstimatesWithCounts) {
+  const std::string path = temp_file(
+      "sg.json",
+      R"([{"id": "a", "conversations": [{"from": "human", "value": "one two three four"},
+                                       {"from": "gpt", "value": "five six"}]},
+          {"id": "b", "conversations": [{"from": "human", "value": "seven"},
+                                       {"from": "gpt", "value": "eight nine ten eleven twelve"}]}])");
+  WorkloadOptions o;
+  o.dataset = "sharegpt:" + path;
+  o.sampling = DatasetSampling::kSequential;
+  auto w = make(o);
+  std::remove(path.c_str());
+  EXPECT_EQ(w->at(0).input_tokens, 5);  // 4 words x 1.25, an estimate
+  EXPECT_STREQ(w->at(0).input_tokens_method, "approximate");
+  // Three tokens per word; one text it cannot count.
+  w->count_dataset(
+      [](const std::string& s) -> Result<int64_t> {
+        if (s == "seven") return Error{"no"};
+        return 3 * words(s);
+      },
+      "tokenizer t.json");
+  RequestSpec a = w->at(0), b = w->at(1);
+  EXPECT_EQ(a.input_tokens, 12);
+  EXPECT_EQ(a.output_tokens, 6);  // the reply, counted
+  EXPECT_TRUE(a.input_tokens_exact);
+  EXPECT_EQ(a.input_tokens_method, nullptr);  // the run's method
+  EXPECT_EQ(b.input_tokens, 1);  // the estimate stays
+  EXPECT_STREQ(b.input_tokens_method, "approximate");
+  bool said = false;
+  for (const auto& n : w->notes(2)) {
+    said |= n.find("counted with tokenizer t.json; 1 entries it could not count") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
 TEST(Workload, PrefixGroupsShareTheirPrefixAndNothingElse) {
   WorkloadOptions o;
   o.input = LengthDist::fixed(50);
