@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/shell_run.h"
 #include "support/scripted_server.h"
 #include "tokenize/tokenizer.h"
 
@@ -28,30 +29,14 @@ using testing_support::ScriptedServerOptions;
 
 const std::string kQwen = std::string(TOKPERF_TEST_DATA) + "/tokenize/qwen3.tokenizer.json";
 
-struct Ran {
-  int rc = -1;
-  std::string out;  // stdout and stderr
-};
+using Ran = testing_support::ShellRun;
 
 Ran run(const std::string& args) {
-  Ran r;
-  const std::string xdg = ::testing::TempDir() + "/tokperf_xdg_tok";
-  const std::string cmd =
-      "XDG_DATA_HOME=" + xdg + " " + std::string(TOKPERF_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return testing_support::run_tokperf_shell(args, ::testing::TempDir() + "/tokperf_xdg_tok");
 }
 
 std::string temp_path(const std::string& name) {
-  static int counter = 0;
-  return ::testing::TempDir() + "/tokperf_tok_" + std::to_string(getpid()) + "_" +
-         std::to_string(counter++) + "_" + name;
+  return testing_support::unique_temp_path("tokperf_tok_", name);
 }
 
 std::vector<nlohmann::json> records(const std::string& dir) {

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/shell_run.h"
 #include "support/scripted_server.h"
 
 namespace tokperf {
@@ -26,30 +27,14 @@ namespace {
 using testing_support::ScriptedServer;
 using testing_support::ScriptedServerOptions;
 
-struct Ran {
-  int rc = -1;
-  std::string out;  // stdout and stderr
-};
+using Ran = testing_support::ShellRun;
 
 Ran run(const std::string& args) {
-  Ran r;
-  const std::string xdg = ::testing::TempDir() + "/tokperf_xdg_wl";
-  const std::string cmd =
-      "XDG_DATA_HOME=" + xdg + " " + std::string(TOKPERF_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return testing_support::run_tokperf_shell(args, ::testing::TempDir() + "/tokperf_xdg_wl");
 }
 
 std::string temp_path(const std::string& name) {
-  static int counter = 0;
-  return ::testing::TempDir() + "/tokperf_wl_" + std::to_string(getpid()) + "_" +
-         std::to_string(counter++) + "_" + name;
+  return testing_support::unique_temp_path("tokperf_wl_", name);
 }
 
 std::string write_file(const std::string& name, const std::string& text) {
