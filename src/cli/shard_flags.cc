@@ -1,5 +1,8 @@
 #include "cli/shard_flags.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -26,6 +29,32 @@ int64_t planned_level_ns(const LoadConfig& l) {
   // Open loop: the default warm-up is the first second of arrivals.
   if (l.default_warmup) sum += 1'000'000'000;
   return sum;
+}
+
+// A closed-loop level's users and an open-loop cap are split across shards; a shard left with no
+// user would send nothing while the others send their share, so the merged run would carry fewer
+// requests than planned. Refused before anything runs.
+void refuse_shares_without_work(const LoadConfig& l, int shards) {
+  const bool open_loop_trace = !l.trace.empty();
+  for (size_t i = 0; i < l.plan.levels.size(); ++i) {
+    const LevelSpec& spec = l.plan.levels[i];
+    if (open_loop_trace || spec.mode == LoadMode::kRate) continue;
+    const auto users = static_cast<int64_t>(std::floor(std::max(spec.start, spec.end) + 1e-9));
+    if (users < shards) {
+      throw UsageError(fmt::format(
+          "--shard: level {} has {} concurrent user{}, fewer than the {} shards, so some shards "
+          "would have no user and send nothing; every shard needs at least one: run at most {} "
+          "shard{} or raise --concurrency to at least {}",
+          i + 1, users, users == 1 ? "" : "s", shards, std::max<int64_t>(1, users),
+          users == 1 ? "" : "s", shards));
+    }
+  }
+  if (l.plan.max_concurrency > 0 && l.plan.max_concurrency < shards) {
+    throw UsageError(fmt::format(
+        "--shard: --max-concurrency {} is split across the {} shards, and each needs at least "
+        "one request in flight: raise --max-concurrency to at least {} or run at most {} shards",
+        l.plan.max_concurrency, shards, shards, l.plan.max_concurrency));
+  }
 }
 
 }  // namespace
@@ -108,6 +137,7 @@ void apply_shard_flags(const ShardFlags& f, const EnvLookup& env, bool out_given
       l.level_slot_ns = planned + slot_margin_ns(planned);
     }
   }
+  refuse_shares_without_work(l, spec->count);
 }
 
 }  // namespace tokperf

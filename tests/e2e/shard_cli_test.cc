@@ -387,6 +387,19 @@ TEST_F(ShardCli, BadShardFlagsSayWhatIsAccepted) {
   r = with({"--start-at", "1000"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("add --shard"), std::string::npos) << r.err;
+  // A closed-loop level with fewer users than shards would leave a shard idle (fewer requests
+  // than planned, silently): refused, naming the level and what would do.
+  r = with({"--shard", "1/3", "--concurrency", "4,2"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("level 2 has 2 concurrent users, fewer than the 3 shards"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("raise --concurrency to at least 3"), std::string::npos) << r.err;
+  r = with({"--shard", "0/3", "--request-rate", "5", "--max-concurrency", "2"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--max-concurrency 2 is split across the 3 shards"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(root + "/shard-1/summary.json"));
   auto no_out = plan({"--requests", "2", "--shard", "0/2"});
   r = tokperf(no_out);
   EXPECT_EQ(r.exit_code, 2);
