@@ -27,7 +27,7 @@ int run_estimate(const EstimateConfig& c) {
   if (c.request.prompt_tokens < 1 || c.request.output_tokens < 1) {
     throw UsageError("--prompt-tokens and --output-tokens must be >= 1");
   }
-  const sim::EnginePreset preset = sim::find_engine_preset(c.deployment.engine).value();
+  const sim::EnginePreset preset = sim::find_engine_preset(c.deployment.engine, d->gpu).value();
   sim::EstimateRequest req = c.request;
   req.max_num_batched_tokens = preset.config.max_num_batched_tokens;
   const sim::CostModel cost(std::move(d).value(), preset.knobs);

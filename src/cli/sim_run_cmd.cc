@@ -50,9 +50,9 @@ struct SimRunFlags {
   bool max_num_batched_tokens_given = false;
 };
 
-// The --engine preset's scheduler settings, with the engine flags the user gave on top.
-sim::EngineConfig engine_config(const SimRunFlags& f) {
-  sim::EngineConfig c = sim::find_engine_preset(f.deployment.engine).value().config;
+// The --engine preset's scheduler settings on this GPU, with the engine flags the user gave on top.
+sim::EngineConfig engine_config(const SimRunFlags& f, const sim::GpuSpec& gpu) {
+  sim::EngineConfig c = sim::find_engine_preset(f.deployment.engine, gpu).value().config;
   c.eos_mean_tokens = f.engine.eos_mean_tokens;
   if (f.max_num_seqs_given) c.max_num_seqs = f.engine.max_num_seqs;
   if (f.max_num_batched_tokens_given) c.max_num_batched_tokens = f.engine.max_num_batched_tokens;
@@ -132,9 +132,10 @@ BenchConfig base_config(const SimRunFlags& f, const sim::CostModel& cost) {
   return c;
 }
 
-SimLoadOptions load_options(const SimRunFlags& f, const BenchConfig& c, int64_t started_unix_us) {
+SimLoadOptions load_options(const SimRunFlags& f, const sim::CostModel& cost, const BenchConfig& c,
+                            int64_t started_unix_us) {
   SimLoadOptions o;
-  o.engine = engine_config(f);
+  o.engine = engine_config(f, cost.deployment().gpu);
   o.input_tokens = c.prompt.input_tokens;
   o.output_tokens = c.prompt.output_tokens;
   o.ignore_eos = f.ignore_eos;
@@ -166,7 +167,7 @@ int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig con
   RunRecorder recorder(config);
   recorder.open_output(/*flush_each_line=*/false);
   recorder.set_run_start(0);  // virtual time from 0
-  auto outcome = simulate_load(cost, config, load_options(f, config, wall_us()), notes,
+  auto outcome = simulate_load(cost, config, load_options(f, cost, config, wall_us()), notes,
                                [&](const RequestTimeline& t) { recorder.add(t); });
   if (!outcome) throw UsageError(outcome.error());
   notes.push_back(fmt::format("simulated {:.1f} s of serving in {:.2f} s of wall time",
@@ -211,7 +212,7 @@ int run_capacity_search(const SimRunFlags& f, const sim::CostModel& cost, const 
     c.load.plan.levels = {spec};
     c.load.plan.seed = base.load.plan.seed + static_cast<uint64_t>(trial++);
     std::vector<std::string> notes;
-    auto run = simulate_load(cost, c, load_options(f, c, 0), notes);
+    auto run = simulate_load(cost, c, load_options(f, cost, c, 0), notes);
     if (!run) throw UsageError(run.error());
     std::vector<RequestMetrics> metrics;
     std::vector<uint8_t> ok;
@@ -280,12 +281,13 @@ void register_sim_run_command(CLI::App& sim_app, CommandSet& cmds) {
                   "own word-based count")
       ->group(p);
   const char* e = "Engine";
-  run->add_option("--max-num-seqs", f->engine.max_num_seqs, "Engine batch limit")
-      ->capture_default_str()
+  run->add_option("--max-num-seqs", f->engine.max_num_seqs,
+                  "Engine batch limit (default: the --engine preset's for the GPU; vllm: 1024 on "
+                  "GPUs with >= 70 GiB other than A100, else 256)")
       ->group(e);
   run->add_option("--max-num-batched-tokens", f->engine.max_num_batched_tokens,
-                  "Engine per-step token budget")
-      ->capture_default_str()
+                  "Engine per-step token budget (default: the --engine preset's for the GPU; "
+                  "vllm: 8192 on GPUs with >= 70 GiB other than A100, else 2048)")
       ->group(e);
   run->add_option("--eos-mean-tokens", f->engine.eos_mean_tokens,
                   "Mean output length (exponential, capped by max_tokens) without --ignore-eos")

@@ -1,7 +1,19 @@
 #include "sim/engine_preset.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace tokperf::sim {
 namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+bool names_a100(const GpuSpec& gpu) {
+  std::string s = gpu.id + " " + gpu.name;
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s.find("a100") != std::string::npos;
+}
 
 std::vector<EnginePreset> make_presets() {
   std::vector<EnginePreset> v;
@@ -9,8 +21,12 @@ std::vector<EnginePreset> make_presets() {
   EnginePreset vllm;
   vllm.name = "vllm";
   vllm.description =
-      "vLLM V1 defaults: KV in the activation dtype, 0.9 of memory, max_num_seqs 256, 8192 "
-      "batched tokens, chunked prefill, blocks allocated on demand with preemption";
+      "vLLM V1 defaults: KV in the activation dtype, 0.9 of memory, max_num_seqs 1024 and 8192 "
+      "batched tokens on GPUs with >= 70 GiB other than A100 (256 and 2048 elsewhere), chunked "
+      "prefill, blocks allocated on demand with preemption";
+  // vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults (UsageContext.OPENAI_API_SERVER);
+  // docs/SIMULATOR.md, "Knobs".
+  vllm.device_batch_defaults = true;
   v.push_back(vllm);
 
   // vLLM 0.5/0.6 (V0 engine, mid-2024): the Python scheduler, sampler and detokeniser ran in the
@@ -18,6 +34,7 @@ std::vector<EnginePreset> make_presets() {
   // several CPU milliseconds; chunked prefill off, token budget = max_model_len.
   EnginePreset v0 = vllm;
   v0.name = "vllm-v0";
+  v0.device_batch_defaults = false;  // V0: max_num_seqs 256, budget = max_model_len
   v0.description =
       "vLLM 0.5/0.6 (V0 engine, 2024): as vllm with the older per-step CPU overhead of the V0 "
       "loop and no chunked prefill";
@@ -35,6 +52,7 @@ std::vector<EnginePreset> make_presets() {
 
   EnginePreset sglang = vllm;
   sglang.name = "sglang";
+  sglang.device_batch_defaults = false;
   sglang.description =
       "SGLang defaults: mem_fraction_static ~0.88, chunked_prefill_size 8192, radix prefix "
       "cache, on-demand KV with retraction (kernel efficiencies as vLLM: no fitted data yet)";
@@ -44,6 +62,7 @@ std::vector<EnginePreset> make_presets() {
 
   EnginePreset trt = vllm;
   trt.name = "trtllm";
+  trt.device_batch_defaults = false;
   trt.description =
       "TensorRT-LLM (trtllm-serve) defaults: KV gets 0.9 of the memory left after weights, "
       "max_batch_size 2048, max_num_tokens 8192, GUARANTEED_NO_EVICT admission (a request is "
@@ -70,6 +89,17 @@ std::vector<EnginePreset> make_presets() {
 
 }  // namespace
 
+EnginePreset EnginePreset::for_gpu(const GpuSpec& gpu) const {
+  EnginePreset p = *this;
+  if (!device_batch_defaults) return p;
+  // vLLM compares torch's total device memory (H100 80GB: 79.2 GiB) with 70 GiB and the device
+  // name with "a100" (a large token budget lowered A100 throughput, vLLM PR #17885).
+  const bool large = gpu.memory_bytes >= 70 * kGiB && !names_a100(gpu);
+  p.config.max_num_batched_tokens = large ? 8192 : 2048;
+  p.config.max_num_seqs = large ? 1024 : 256;
+  return p;
+}
+
 const std::vector<EnginePreset>& engine_presets() {
   static const std::vector<EnginePreset> kPresets = make_presets();
   return kPresets;
@@ -87,6 +117,12 @@ Result<EnginePreset> find_engine_preset(std::string_view name) {
   }
   return Error{"--engine '" + std::string(name) +
                "' is not known; accepted: " + engine_preset_names()};
+}
+
+Result<EnginePreset> find_engine_preset(std::string_view name, const GpuSpec& gpu) {
+  auto p = find_engine_preset(name);
+  if (!p.ok()) return p;
+  return p->for_gpu(gpu);
 }
 
 }  // namespace tokperf::sim

@@ -1,7 +1,8 @@
 // Engine presets: the defaults of real serving engines that change what a deployment can hold and
 // how fast it answers (KV-cache dtype, memory fraction, batch and token limits, admission policy,
 // per-request and per-step overheads). `--engine vllm|sglang|trtllm|nim` picks one; vllm is the
-// default and equals CostKnobs{} / EngineConfig{}. Values and evidence: docs/SIMULATOR.md.
+// default and equals CostKnobs{} / EngineConfig{} on a large GPU (see for_gpu below for the batch
+// limits it takes elsewhere). Values and evidence: docs/SIMULATOR.md.
 #pragma once
 
 #include <string>
@@ -11,6 +12,7 @@
 #include "core/result.h"
 #include "sim/cost_model.h"
 #include "sim/engine.h"
+#include "sim/gpu_catalog.h"
 
 namespace tokperf::sim {
 
@@ -22,6 +24,14 @@ struct EnginePreset {
   // KV-cache dtype for --kv-dtype auto, given the weight dtype and whether the GPU has FP8 math.
   // vLLM and SGLang keep the activation dtype; NIM's and TensorRT-LLM's FP8 profiles store FP8 KV.
   bool fp8_kv_with_fp8_weights = false;
+  // vLLM V1's OpenAI server picks max_num_batched_tokens and max_num_seqs by device when they are
+  // not given (EngineArgs.get_batch_defaults): 8192 and 1024 on a GPU with at least 70 GiB that
+  // is not an A100, 2048 and 256 on every other GPU (A100, L40S, RTX 4090, ...).
+  bool device_batch_defaults = false;
+
+  // This preset as its engine starts on `gpu`: `config` with the device-dependent batch limits
+  // applied (unchanged for presets without them).
+  EnginePreset for_gpu(const GpuSpec& gpu) const;
 };
 
 const std::vector<EnginePreset>& engine_presets();
@@ -29,5 +39,8 @@ const std::vector<EnginePreset>& engine_presets();
 std::string engine_preset_names();
 // Looks up a preset; the error names the value and what is accepted.
 Result<EnginePreset> find_engine_preset(std::string_view name);
+// The same, as the engine starts on `gpu` (EnginePreset::for_gpu). Callers that simulate a
+// deployment use this one.
+Result<EnginePreset> find_engine_preset(std::string_view name, const GpuSpec& gpu);
 
 }  // namespace tokperf::sim

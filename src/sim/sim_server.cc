@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "net/event_loop.h"
 #include "net/http_server.h"
+#include "sim/engine_preset.h"
 #include "sim/openai_chunks.h"
 #include "sim/protocol_chunks.h"
 #include "sim/serving_metrics.h"
@@ -559,8 +560,12 @@ Result<std::unique_ptr<SimServer>> start_sim_target(const DeploymentFlags& flags
     if (message.rfind("--model ", 0) == 0) message.insert(2, "sim-");
     return Error{message};
   }
+  auto preset = find_engine_preset(flags.engine, d->gpu);
+  if (!preset.ok()) return Error{preset.error()};
   SimServerOptions o;
   o.deployment = std::move(d).value();
+  o.knobs = preset->knobs;
+  o.engine = preset->config;
   o.served_model = served_model;
   if (o.served_model.empty() && flags.model_config.empty()) o.served_model = flags.model;
   auto server = SimServer::create(std::move(o));

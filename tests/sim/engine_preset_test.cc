@@ -30,6 +30,41 @@ TEST(EnginePreset, VllmIsTheDefaultKnobsAndConfig) {
   EXPECT_FALSE(p.config.reserve_max_tokens);
 }
 
+// vLLM V1's EngineArgs.get_batch_defaults, OpenAI server: 8192 tokens / 1024 sequences on a GPU
+// with >= 70 GiB whose name is not an A100's, 2048 / 256 on every other GPU.
+TEST(EnginePreset, VllmTakesItsBatchLimitsFromTheGpuAsVllmV1Does) {
+  const EnginePreset vllm = find_engine_preset("vllm").value();
+  for (const char* id : {"h100", "h200", "mi300x"}) {
+    const EngineConfig c = vllm.for_gpu(find_gpu(id).value()).config;
+    EXPECT_EQ(c.max_num_batched_tokens, 8192) << id;
+    EXPECT_EQ(c.max_num_seqs, 1024) << id;
+  }
+  for (const char* id : {"a100-80g", "a100-40g", "l40s", "rtx4090", "l4"}) {
+    const EngineConfig c = vllm.for_gpu(find_gpu(id).value()).config;
+    EXPECT_EQ(c.max_num_batched_tokens, 2048) << id;
+    EXPECT_EQ(c.max_num_seqs, 256) << id;
+  }
+  // A user's spec: the memory and the name decide, as in vLLM (torch's device name).
+  auto big = gpu_from_json_text(
+      R"({"id": "x", "name": "NVIDIA A100-SXM4-80GB", "memory_gib": 80,
+          "memory_bandwidth_gb_s": 2039, "tflops": {"bf16": 312}})",
+      "test");
+  ASSERT_TRUE(big.ok()) << big.error();
+  EXPECT_EQ(vllm.for_gpu(*big).config.max_num_batched_tokens, 2048);
+  big->name = "NVIDIA H20";
+  EXPECT_EQ(vllm.for_gpu(*big).config.max_num_batched_tokens, 8192);
+  big->memory_bytes = 69.0 * 1024 * 1024 * 1024;
+  EXPECT_EQ(vllm.for_gpu(*big).config.max_num_batched_tokens, 2048);
+  // The other presets keep their own limits on any GPU.
+  for (const char* name : {"vllm-v0", "sglang", "trtllm", "nim"}) {
+    const EnginePreset p = find_engine_preset(name).value();
+    const EnginePreset on = find_engine_preset(name, find_gpu("rtx4090").value()).value();
+    EXPECT_EQ(on.config.max_num_batched_tokens, p.config.max_num_batched_tokens) << name;
+    EXPECT_EQ(on.config.max_num_seqs, p.config.max_num_seqs) << name;
+  }
+  EXPECT_FALSE(find_engine_preset("tgi", find_gpu("h100").value()).ok());
+}
+
 TEST(EnginePreset, NimStoresFp8KvForFp8WeightsWhereVllmKeeps16Bit) {
   DeploymentFlags f;
   f.model = "llama-3.1-70b";
