@@ -48,6 +48,10 @@ struct CostKnobs {
   // the workload says the server is cold (EngineConfig::cold_start: the validation points whose
   // source sends its requests right after start-up); 0 for a warmed server.
   double cold_start_s = 0;
+  // The part of that one-off cost that grows with what the cold step runs (first launches at the
+  // step's GEMM shapes, allocator growth for its activations): this fraction of the step's own
+  // modelled duration is added on top of cold_start_s, on the same step, under the same condition.
+  double cold_start_step_factor = 0;
 };
 
 struct Deployment {

@@ -230,7 +230,7 @@ const StepResult& Engine::step(int64_t now_ns) {
   }
   double step_s = cost_.step_time_s(shape);
   if (cfg_.cold_start && !cold_paid_ && result_.prefill_tokens > 0) {
-    step_s += cost_.knobs().cold_start_s;
+    step_s += cost_.knobs().cold_start_s + cost_.knobs().cold_start_step_factor * step_s;
     cold_paid_ = true;
   }
   result_.duration_ns = std::max<int64_t>(1, static_cast<int64_t>(std::llround(step_s * 1e9)));

@@ -168,6 +168,7 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       {"request_overhead_per_token_s", &k.request_overhead_per_token_s},
       {"moe_layer_overhead_s", &k.moe_layer_overhead_s},
       {"cold_start_s", &k.cold_start_s},
+      {"cold_start_step_factor", &k.cold_start_step_factor},
   };
   for (const auto& [name, value] : o) {
     if (auto it = doubles.find(name); it != doubles.end()) {

@@ -333,3 +333,37 @@ TEST(Engine, ColdStartCostIsPaidOnceOnTheFirstPrefillStep) {
 
 }  // namespace
 }  // namespace tokperf::sim
+
+namespace tokperf::sim {
+namespace {
+
+// The part of the cold cost that scales with the cold step (CostKnobs::cold_start_step_factor) is
+// that fraction of the step's own modelled duration, on the same step only, and never when warm.
+TEST(Engine, ColdStartStepFactorScalesWithTheColdStepOnly) {
+  CostKnobs k = no_front_end();
+  k.cold_start_s = 0.01;
+  k.cold_start_step_factor = 0.5;
+  const CostModel c(cost().deployment(), k);
+  auto steps = [&](bool cold, int64_t prompt) {
+    EngineConfig cfg;
+    cfg.cold_start = cold;
+    Engine e(c, cfg);
+    EXPECT_TRUE(e.submit(req(1, prompt, 2)).ok());
+    const int64_t a = e.step(0).duration_ns;
+    const int64_t b = e.step(a).duration_ns;
+    return std::pair<int64_t, int64_t>{a, b};
+  };
+  for (int64_t prompt : {100, 4000}) {
+    const auto warm = steps(false, prompt);
+    const auto cold = steps(true, prompt);
+    const double expected = 10e6 + 0.5 * static_cast<double>(warm.first);
+    EXPECT_NEAR(static_cast<double>(cold.first - warm.first), expected, 2.0) << prompt;
+    EXPECT_EQ(cold.second, warm.second) << prompt;
+  }
+  // A larger first step pays a larger cold cost.
+  EXPECT_GT(steps(true, 4000).first - steps(false, 4000).first,
+            steps(true, 100).first - steps(false, 100).first);
+}
+
+}  // namespace
+}  // namespace tokperf::sim
