@@ -6,11 +6,14 @@
 // --rounds R > 1 measures churn: every stream is refilled the moment it ends (a closed loop whose
 // streams all start in phase), R requests per slot, as closed-loop users run it; the floor refills
 // its connections the same way (keep-alive). --threads T runs tokperf on T event loops (several
-// values compare them in one run); the CPU figure is the loop threads' own.
+// values compare them in one run); the CPU figure is the loop threads' own. --server-cpu and
+// --client-cpu pin the scripted server's loop thread and the client's threads (tokperf's loops, the
+// floor) to given cores, so that client and server do not share a core.
 //
 //   stream_timestamp_bench --streams 250,500,1000,2000 --itl-ms 20 --tokens 100
 //   stream_timestamp_bench --streams 500,1000 --rounds 4 --threads 1,2
 #include <arpa/inet.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -49,6 +52,35 @@ double thread_cpu_s() {
   return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+// Cores to pin to (-1: leave the thread where the scheduler puts it).
+int g_server_cpu = -1;
+int g_client_cpu = -1;
+
+void pin_this_thread(int cpu) {
+  if (cpu < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0) {
+    fmt::print(stderr, "cannot pin to cpu {} (sched_setaffinity failed)\n", cpu);
+    std::exit(2);
+  }
+}
+
+// Starts the server with its loop thread on the server core (threads inherit the creator's
+// affinity), then moves the calling thread, and the client threads it creates, to the client core.
+void start_pinned(ScriptedServer& server) {
+  cpu_set_t before;
+  sched_getaffinity(0, sizeof before, &before);
+  pin_this_thread(g_server_cpu);
+  if (!server.start()) std::abort();
+  if (g_client_cpu >= 0) {
+    pin_this_thread(g_client_cpu);
+  } else {
+    sched_setaffinity(0, sizeof before, &before);
+  }
+}
+
 struct Outcome {
   std::vector<double> err_ms;  // client stamp − server send, per token event
   std::vector<double> first_err_ms;  // the same for each stream's first token event
@@ -71,7 +103,7 @@ ScriptedServerOptions server_options(int tokens, double itl_ms) {
 // tokperf's own client: BenchRunner (libcurl multi + SSE parser + classifier + timeline).
 Outcome run_tokperf(int streams, int tokens, double itl_ms, int rounds, int threads) {
   ScriptedServer server(server_options(tokens, itl_ms));
-  if (!server.start()) std::abort();
+  start_pinned(server);
   BenchConfig c;
   c.target.base_url = server.base_url();
   c.target.api = "completions";
@@ -117,7 +149,7 @@ Outcome run_tokperf(int streams, int tokens, double itl_ms, int rounds, int thre
 // moment a response ends (keep-alive), as tokperf's closed loop refills its slots.
 Outcome run_floor(int streams, int tokens, double itl_ms, int rounds) {
   ScriptedServer server(server_options(tokens, itl_ms));
-  if (!server.start()) std::abort();
+  start_pinned(server);
   int ep = epoll_create1(0);
   struct Conn {
     int fd;
@@ -244,6 +276,7 @@ void report(const char* client, int streams, double itl_ms, int rounds, const Ou
                       {"err_p99_ms", s.p99},    {"err_max_ms", s.max},
                       {"first_err_p50_ms", f.p50}, {"first_err_p99_ms", f.p99},
                       {"cpu_s", o.cpu_s},
+                      {"server_cpu", g_server_cpu}, {"client_cpu", g_client_cpu},
                       {"cpu_us_per_event", o.events ? o.cpu_s * 1e6 / o.events : 0.0}};
   fmt::print("{}\n", j.dump());
   std::fflush(stdout);
@@ -265,6 +298,8 @@ int main(int argc, char** argv) {
   std::vector<int> threads{1};
   app.add_option("--rounds", rounds, "Requests per stream slot, each refilled as it ends (churn)");
   app.add_option("--threads", threads, "tokperf event loops; a list compares them")->delimiter(',');
+  app.add_option("--server-cpu", g_server_cpu, "Pin the scripted server's thread to this core");
+  app.add_option("--client-cpu", g_client_cpu, "Pin the client's threads to this core");
   CLI11_PARSE(app, argc, argv);
   rlimit rl{};
   getrlimit(RLIMIT_NOFILE, &rl);

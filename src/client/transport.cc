@@ -180,17 +180,34 @@ int Transport::on_socket(CURL* /*easy*/, curl_socket_t s, int what, void* userp,
 
 int Transport::on_timer(CURLM* /*multi*/, long timeout_ms, void* userp) {
   auto* self = static_cast<Transport*>(userp);
-  if (self->timer_armed_) {
-    self->loop_.cancel_timer(self->timer_id_);
-    self->timer_armed_ = false;
+  // curl moves its deadline on almost every socket action; re-arming a loop timer each time costs a
+  // cancel and an insert. A deadline that moves later (or away) keeps the armed, earlier timer,
+  // which on firing re-arms at curl's current deadline instead of calling curl early.
+  if (timeout_ms < 0) {
+    self->curl_deadline_ns_ = -1;
+    return 0;
   }
-  if (timeout_ms < 0) return 0;
-  self->timer_armed_ = true;
-  self->timer_id_ = self->loop_.add_timer_after(timeout_ms * 1'000'000, [self] {
-    self->timer_armed_ = false;
-    self->drive(CURL_SOCKET_TIMEOUT, 0);
-  });
+  const int64_t deadline = mono_ns() + timeout_ms * 1'000'000;
+  self->curl_deadline_ns_ = deadline;
+  if (self->timer_armed_ && self->timer_at_ns_ <= deadline) return 0;
+  if (self->timer_armed_) self->loop_.cancel_timer(self->timer_id_);
+  self->arm_timer(deadline);
   return 0;
+}
+
+void Transport::arm_timer(int64_t deadline_ns) {
+  timer_armed_ = true;
+  timer_at_ns_ = deadline_ns;
+  timer_id_ = loop_.add_timer_at(deadline_ns, [this] {
+    timer_armed_ = false;
+    if (curl_deadline_ns_ < 0) return;          // curl no longer wants a timeout
+    if (curl_deadline_ns_ > mono_ns()) {        // moved later since this timer was armed
+      arm_timer(curl_deadline_ns_);
+      return;
+    }
+    curl_deadline_ns_ = -1;  // due: curl sets its next one from inside the call below
+    drive(CURL_SOCKET_TIMEOUT, 0);
+  });
 }
 
 size_t Transport::on_write(char* data, size_t size, size_t n, void* userp) {

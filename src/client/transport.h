@@ -86,6 +86,7 @@ class Transport {
   static size_t on_write(char* data, size_t size, size_t n, void* userp);
   static size_t on_header(char* data, size_t size, size_t n, void* userp);
   void drive(curl_socket_t s, int ev_bitmask);
+  void arm_timer(int64_t deadline_ns);
   void reap_finished();
   void finish(Transfer* t, CURLcode code, bool cancelled);
 
@@ -94,6 +95,8 @@ class Transport {
   CURLM* multi_ = nullptr;
   uint64_t timer_id_ = 0;
   bool timer_armed_ = false;
+  int64_t timer_at_ns_ = 0;         // when the armed loop timer fires
+  int64_t curl_deadline_ns_ = -1;   // when curl wants its timeout action (-1: none)
   uint64_t next_id_ = 1;
   std::unordered_map<uint64_t, std::unique_ptr<Transfer>> transfers_;
   std::vector<CURL*> idle_easy_;  // reused handles (keep their buffers warm)

@@ -48,26 +48,32 @@ uint64_t watch_tag(uint32_t generation, int fd) {
 }  // namespace
 
 void EventLoop::watch(int fd, uint32_t events, IoCallback cb) {
+  if (fd < 0) throw std::invalid_argument("event loop: watch() of a negative fd");
   epoll_event ev{};
   ev.events = events;
-  auto it = watches_.find(fd);
-  if (it == watches_.end()) {
+  if (static_cast<size_t>(fd) >= watches_.size()) watches_.resize(static_cast<size_t>(fd) + 1);
+  Watch& w = watches_[static_cast<size_t>(fd)];
+  if (w.generation == 0) {
     uint32_t gen = next_generation_++;
     if (next_generation_ == 0) next_generation_ = 1;  // 0 tags the loop's own fds
     ev.data.u64 = watch_tag(gen, fd);
     if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0 && errno == EEXIST) {
       epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev);
     }
-    watches_.emplace(fd, Watch{gen, std::move(cb)});
+    w.generation = gen;
   } else {
-    ev.data.u64 = watch_tag(it->second.generation, fd);
+    ev.data.u64 = watch_tag(w.generation, fd);
     epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev);
-    it->second.cb = std::move(cb);
   }
+  w.cb = std::move(cb);
 }
 
 void EventLoop::unwatch(int fd) {
-  if (watches_.erase(fd) != 0) epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
+  if (!watching(fd)) return;
+  Watch& w = watches_[static_cast<size_t>(fd)];
+  w.generation = 0;
+  w.cb = nullptr;
+  epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
 }
 
 uint64_t EventLoop::add_timer_at(int64_t deadline_ns, Callback cb) {
@@ -177,10 +183,10 @@ void EventLoop::run_once(int64_t max_wait_ns) {
       [[maybe_unused]] ssize_t r = read(wakefd_, &v, sizeof v);
       drain_posted();
     } else {
-      auto it = watches_.find(fd);
       // Unwatched by an earlier callback this round, or closed and reused by a new watch.
-      if (it == watches_.end() || it->second.generation != gen) continue;
-      IoCallback cb = it->second.cb;  // copy: the callback may unwatch/re-watch itself
+      if (!watching(fd) || watches_[static_cast<size_t>(fd)].generation != gen) continue;
+      // A copy: the callback may unwatch or re-watch itself (or grow the table).
+      IoCallback cb = watches_[static_cast<size_t>(fd)].cb;
       wake_readable_ = snapshot_readable_ ? readable[i] : -1;
       cb(events[i].events);
       wake_readable_ = -1;

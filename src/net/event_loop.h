@@ -34,7 +34,9 @@ class EventLoop {
   void watch(int fd, uint32_t events, IoCallback cb);
   // Stops watching fd; safe to call for an fd that is not watched. Call before closing fd.
   void unwatch(int fd);
-  bool watching(int fd) const { return watches_.count(fd) != 0; }
+  bool watching(int fd) const {
+    return fd >= 0 && static_cast<size_t>(fd) < watches_.size() && watches_[fd].generation != 0;
+  }
 
   // Runs cb once at (or just after) the absolute monotonic time deadline_ns. Returns an id for
   // cancel_timer. A deadline in the past fires on the next turn of the loop.
@@ -87,10 +89,11 @@ class EventLoop {
   // epoll_event.data.u64 carries (generation << 32 | fd): an event still queued for an fd that was
   // closed and reused within the same round is recognised as stale and dropped.
   struct Watch {
-    uint32_t generation;
+    uint32_t generation = 0;  // 0: fd not watched
     IoCallback cb;
   };
-  std::unordered_map<int, Watch> watches_;
+  // Indexed by fd (fds are small and dense): no hash lookup per ready fd.
+  std::vector<Watch> watches_;
   uint32_t next_generation_ = 1;
   std::map<std::pair<int64_t, uint64_t>, Callback> timers_;  // (deadline, id) -> cb
   std::unordered_map<uint64_t, int64_t> timer_deadline_;     // id -> deadline
