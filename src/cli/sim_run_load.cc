@@ -35,7 +35,9 @@ Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& 
     l.timeout_ns = load.timeout_ns;
     l.plan = make_level_plan(load, i);
     for (const TraceEntry& e : load.trace) {
-      sim::OfflineLengths x{e.input_tokens, e.output_tokens};
+      sim::OfflineLengths x;
+      x.prompt_tokens = e.input_tokens;
+      x.output_tokens = e.output_tokens;
       if (e.input_tokens <= 0) {
         x.prompt_tokens =
             std::max<int64_t>(1, static_cast<int64_t>(e.prompt.size()) / kCharsPerToken);

@@ -230,7 +230,10 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     for (size_t i = 0; i < p.input_lens.size(); ++i) {
       const auto index = static_cast<int64_t>(lv.lengths.size());
       lv.plan.arrivals.push_back(PlannedArrival{0, Phase::kMeasure, index});
-      lv.lengths.push_back(OfflineLengths{p.input_lens[i], std::max<int64_t>(1, p.output_lens[i])});
+      OfflineLengths len;
+      len.prompt_tokens = p.input_lens[i];
+      len.output_tokens = std::max<int64_t>(1, p.output_lens[i]);
+      lv.lengths.push_back(std::move(len));
     }
     auto run = run_offline_level(cost, cfg, lv);
     if (!run.ok()) {

@@ -35,7 +35,9 @@ void expect_every_event_stamped_once_after_its_send(const RunOutput& out, const 
     for (size_t i = 0; i < t.token_events.size(); ++i) {
       EXPECT_GE(t.token_events[i].t_ns, rec.token_event_send_ns[i])
           << rec.request_id << " event " << i << " stamped before the server sent it";
-      if (i > 0) EXPECT_GE(t.token_events[i].t_ns, t.token_events[i - 1].t_ns);
+      if (i > 0) {
+        EXPECT_GE(t.token_events[i].t_ns, t.token_events[i - 1].t_ns);
+      }
     }
     EXPECT_GE(t.token_events.front().t_ns, t.send_ns);
     RequestMetrics m = compute_request_metrics(t);

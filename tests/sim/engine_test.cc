@@ -296,7 +296,9 @@ TEST(Engine, ReserveMaxTokensAdmitsOnlyWhatCanFinishWithoutPreemption) {
       preemptions += r.num_preempted;
       now += r.duration_ns;
     }
-    if (reserve) EXPECT_EQ(preemptions, 0);
+    if (reserve) {
+      EXPECT_EQ(preemptions, 0);
+    }
     EXPECT_EQ(e.stats().preemptions_total, preemptions);
   }
 }
