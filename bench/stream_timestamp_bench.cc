@@ -100,8 +100,10 @@ ScriptedServerOptions server_options(int tokens, double itl_ms) {
   return o;
 }
 
-// tokperf's own client: BenchRunner (libcurl multi + SSE parser + classifier + timeline).
-Outcome run_tokperf(int streams, int tokens, double itl_ms, int rounds, int threads) {
+// tokperf's own client: BenchRunner (its HTTP client + SSE parser + classifier + timeline);
+// http_client "auto" is the built-in HTTP/1.1 client, "curl" libcurl's multi interface.
+Outcome run_tokperf(int streams, int tokens, double itl_ms, int rounds, int threads,
+                    const std::string& http_client) {
   ScriptedServer server(server_options(tokens, itl_ms));
   start_pinned(server);
   BenchConfig c;
@@ -109,6 +111,7 @@ Outcome run_tokperf(int streams, int tokens, double itl_ms, int rounds, int thre
   c.target.api = "completions";
   c.target.model = "tokperf-test-model";
   c.target.include_usage = false;
+  c.target.http_client = http_client;
   c.prompt.text = "hello";
   c.prompt.output_tokens = tokens;
   c.load.plan.levels = {LevelSpec{LoadMode::kConcurrency, double(streams), double(streams), 0}};
@@ -296,6 +299,10 @@ int main(int argc, char** argv) {
   app.add_option("--client", clients, "tokperf, floor or both");
   int rounds = 1;
   std::vector<int> threads{1};
+  std::vector<std::string> http_clients{"auto"};
+  app.add_option("--http-client", http_clients,
+                 "tokperf's HTTP client: auto (built-in HTTP/1.1), curl, or a list to compare")
+      ->delimiter(',');
   app.add_option("--rounds", rounds, "Requests per stream slot, each refilled as it ends (churn)");
   app.add_option("--threads", threads, "tokperf event loops; a list compares them")->delimiter(',');
   app.add_option("--server-cpu", g_server_cpu, "Pin the scripted server's thread to this core");
@@ -307,8 +314,11 @@ int main(int argc, char** argv) {
   setrlimit(RLIMIT_NOFILE, &rl);
   for (int n : streams) {
     if (clients != "floor") {
-      for (int t : threads) {
-        report("tokperf", n, itl_ms, rounds, run_tokperf(n, tokens, itl_ms, rounds, t));
+      for (const std::string& hc : http_clients) {
+        for (int t : threads) {
+          report(hc == "curl" ? "tokperf-curl" : "tokperf", n, itl_ms, rounds,
+                 run_tokperf(n, tokens, itl_ms, rounds, t, hc));
+        }
       }
     }
     if (clients != "tokperf") report("floor", n, itl_ms, rounds, run_floor(n, tokens, itl_ms, rounds));

@@ -60,6 +60,12 @@ void add_target_flags(CLI::App* sub, TargetFlags& f) {
                 "Do not send stream_options.include_usage (for servers that reject it)")
       ->group(target);
   sub->add_flag("--http2", f.http2, "Use HTTP/2")->group(target);
+  sub->add_option("--http-client", f.http_client,
+                  "auto: tokperf's own HTTP/1.1 client for http:// URLs (no proxy set, no "
+                  "--http2), libcurl for https, HTTP/2 and proxies; curl: libcurl for every "
+                  "request")
+      ->capture_default_str()
+      ->group(target);
   sub->add_flag("--insecure", f.insecure, "Do not verify TLS certificates")->group(target);
   auto* prompt = "Prompt";
   sub->add_option("--prompt", f.prompt, "Prompt text sent by every request")->group(prompt);
@@ -133,6 +139,11 @@ void apply_target_flags(const TargetFlags& f, BenchConfig& c) {
   c.target.include_usage = !f.no_usage;
   c.target.ignore_eos = f.ignore_eos;
   c.target.http2 = f.http2;
+  if (f.http_client != "auto" && f.http_client != "curl") {
+    throw UsageError(
+        fmt::format("--http-client '{}' is not known; accepted: auto, curl", f.http_client));
+  }
+  c.target.http_client = f.http_client;
   c.target.verify_tls = !f.insecure;
 
   int sources = !f.prompt.empty() + !f.prompt_file.empty() + !f.input_tokens.empty();

@@ -33,6 +33,7 @@ struct TargetFlags {
   bool ignore_eos = false;
   bool no_usage = false;
   bool http2 = false;
+  std::string http_client = "auto";
   bool insecure = false;
   std::string tools;        // --tools FILE
   std::string tool_choice;  // --tool-choice

@@ -18,6 +18,7 @@ struct TargetConfig {
   bool include_usage = true;         // stream_options.include_usage
   bool ignore_eos = false;
   bool http2 = false;
+  std::string http_client = "auto";  // --http-client: auto or curl (client/transport.h)
   bool verify_tls = true;
   // --tools: the tools array (OpenAI shape, client/tool_call.h) as JSON text, "" for none; and
   // --tool-choice ("" not sent, auto, required, none, or a tool's name).

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "client/plain_http.h"
 #include "core/clock.h"
 
 namespace tokperf {
@@ -60,16 +62,59 @@ Transport::Transport(EventLoop& loop, TransportOptions options)
   curl_multi_setopt(multi_, CURLMOPT_PIPELINING, options_.http2 ? CURLPIPE_MULTIPLEX : CURLPIPE_NOTHING);
   connection_cache_ = std::max(16, options_.max_connections);
   curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, connection_cache_);
+  builtin_allowed_ =
+      options_.client == HttpClientKind::kAuto && !options_.http2 && !http_proxy_configured();
+  plain_url_ = std::make_unique<PlainHttpUrl>();
+}
+
+bool http_proxy_configured() {
+  for (const char* name : {"http_proxy", "all_proxy", "ALL_PROXY"}) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && *v != '\0') return true;
+  }
+  return false;
+}
+
+const PlainHttpUrl* Transport::builtin_url(const std::string& url) {
+  if (!builtin_allowed_) return nullptr;
+  if (url != plain_url_text_) {
+    plain_url_text_ = url;
+    plain_url_ok_ = parse_plain_http_url(url, plain_url_.get());
+  }
+  return plain_url_ok_ ? plain_url_.get() : nullptr;
+}
+
+size_t Transport::in_flight() const {
+  return transfers_.size() + (plain_ ? plain_->in_flight() : 0);
+}
+
+uint64_t Transport::body_bytes() const {
+  return body_bytes_ + (plain_ ? plain_->body_bytes() : 0);
+}
+
+uint64_t Transport::body_reads() const {
+  return body_reads_ + (plain_ ? plain_->body_reads() : 0);
 }
 
 Transport::~Transport() {
   cancel_all();
+  plain_.reset();
   if (timer_armed_) loop_.cancel_timer(timer_id_);
   for (CURL* e : idle_easy_) curl_easy_cleanup(e);
   curl_multi_cleanup(multi_);
 }
 
 uint64_t Transport::start(const StreamRequest& request, StreamHandler* handler) {
+  if (const PlainHttpUrl* url = builtin_url(request.url)) {
+    if (!plain_) plain_ = std::make_unique<PlainHttpClient>(loop_, options_.connect_timeout_ns);
+    builtin_transfers_++;
+    return plain_->start(request, *url, handler);
+  }
+  curl_transfers_++;
+  return start_curl(request, handler);
+}
+
+uint64_t Transport::start_curl(const StreamRequest& request, StreamHandler* handler) {
   auto t = std::make_unique<Transfer>();
   t->owner = this;
   t->id = next_id_++;
@@ -137,6 +182,10 @@ uint64_t Transport::start(const StreamRequest& request, StreamHandler* handler) 
 }
 
 void Transport::cancel(uint64_t id) {
+  if ((id & PlainHttpClient::kIdBit) && plain_) {
+    plain_->cancel(id);
+    return;
+  }
   auto it = transfers_.find(id);
   if (it == transfers_.end()) return;
   finish(it->second.get(), CURLE_ABORTED_BY_CALLBACK, /*cancelled=*/true);
@@ -147,6 +196,7 @@ void Transport::cancel_all() {
   ids.reserve(transfers_.size());
   for (auto& [id, t] : transfers_) ids.push_back(id);
   for (uint64_t id : ids) cancel(id);
+  if (plain_) plain_->cancel_all();
 }
 
 int Transport::on_socket(CURL* /*easy*/, curl_socket_t s, int what, void* userp, void* /*sockp*/) {

@@ -22,7 +22,13 @@
 
 namespace tokperf {
 
+// Which HTTP client carries a transfer. kAuto: the built-in HTTP/1.1 client (client/plain_http.h)
+// for http:// URLs when no proxy is configured and HTTP/2 is not asked for; libcurl for the rest
+// (https, HTTP/2, proxies). kCurl: libcurl for everything (--http-client curl).
+enum class HttpClientKind { kAuto, kCurl };
+
 struct TransportOptions {
+  HttpClientKind client = HttpClientKind::kAuto;
   int max_connections = 0;   // connection-cache size; 0: sized from the first start() calls
   bool http2 = false;        // ask for HTTP/2 (h2c prior knowledge for http://, ALPN for https://)
   bool verify_tls = true;
@@ -60,6 +66,9 @@ class StreamHandler {
   virtual void on_complete(const TransferResult& result, int64_t t_ns) = 0;
 };
 
+class PlainHttpClient;
+struct PlainHttpUrl;
+
 class Transport {
  public:
   Transport(EventLoop& loop, TransportOptions options);
@@ -74,10 +83,13 @@ class Transport {
   // Stops a transfer; its handler gets on_complete with cancelled=true before this returns.
   void cancel(uint64_t id);
   void cancel_all();
-  size_t in_flight() const { return transfers_.size(); }
+  size_t in_flight() const;
   // Total body bytes and body callbacks seen, for the client's health figures.
-  uint64_t body_bytes() const { return body_bytes_; }
-  uint64_t body_reads() const { return body_reads_; }
+  uint64_t body_bytes() const;
+  uint64_t body_reads() const;
+  // Transfers started on each path.
+  uint64_t builtin_transfers() const { return builtin_transfers_; }
+  uint64_t curl_transfers() const { return curl_transfers_; }
 
  private:
   struct Transfer;
@@ -89,6 +101,9 @@ class Transport {
   void arm_timer(int64_t deadline_ns);
   void reap_finished();
   void finish(Transfer* t, CURLcode code, bool cancelled);
+  uint64_t start_curl(const StreamRequest& request, StreamHandler* handler);
+  // The built-in client's view of url, or null when libcurl must carry it.
+  const PlainHttpUrl* builtin_url(const std::string& url);
 
   EventLoop& loop_;
   TransportOptions options_;
@@ -105,7 +120,18 @@ class Transport {
   int64_t io_stamp_ns_ = 0;  // while driving a ready socket: when the loop saw it ready
   uint64_t body_bytes_ = 0;
   uint64_t body_reads_ = 0;
+  bool builtin_allowed_ = false;  // kAuto, no HTTP/2, no proxy in the environment
+  std::unique_ptr<PlainHttpClient> plain_;
+  std::string plain_url_text_;    // the last URL looked at, and what it gave
+  std::unique_ptr<PlainHttpUrl> plain_url_;
+  bool plain_url_ok_ = false;
+  uint64_t builtin_transfers_ = 0;
+  uint64_t curl_transfers_ = 0;
 };
+
+// Whether the environment names a proxy libcurl would use for http:// URLs (http_proxy,
+// all_proxy, ALL_PROXY): then every transfer goes through libcurl, which applies it and no_proxy.
+bool http_proxy_configured();
 
 // Human-readable reason for a curl failure, naming the URL.
 std::string describe_curl_failure(CURLcode code, std::string_view curl_error, std::string_view url);

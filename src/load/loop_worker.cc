@@ -47,6 +47,7 @@ LoopWorker::~LoopWorker() {
 void LoopWorker::run(int64_t run_start_ns) {
   TransportOptions topt;
   topt.http2 = config_.target.http2;
+  topt.client = config_.target.http_client == "curl" ? HttpClientKind::kCurl : HttpClientKind::kAuto;
   topt.verify_tls = config_.target.verify_tls;
   transport_ = std::make_unique<Transport>(loop_, topt);
   const double cpu0 = thread_cpu_s();

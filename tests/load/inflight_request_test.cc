@@ -19,7 +19,8 @@ namespace {
 
 using testing_support::ScriptedServer;
 
-class InflightRequestTest : public ::testing::Test {
+// Every case runs on both HTTP clients: the built-in HTTP/1.1 one (kAuto on http://) and libcurl.
+class InflightRequestTest : public ::testing::TestWithParam<HttpClientKind> {
  protected:
   void SetUp() override {
     server_ = std::make_unique<ScriptedServer>();
@@ -56,14 +57,18 @@ class InflightRequestTest : public ::testing::Test {
   } request_;
   ChunkClassifier classifier_{ApiKind::kChat};
   EventLoop loop_;
-  Transport transport_{loop_, TransportOptions{}};
+  Transport transport_{loop_, [] {
+    TransportOptions o;
+    o.client = GetParam();
+    return o;
+  }()};
   std::unique_ptr<InflightRequest> req_ = std::make_unique<InflightRequest>(
       &classifier_, [this](InflightRequest* r) { request_.on_done(r); });
   std::unique_ptr<ScriptedServer> server_;
   int sent_ = 0;
 };
 
-TEST_F(InflightRequestTest, AStreamThatEndsWellHasItsTokensAndNoError) {
+TEST_P(InflightRequestTest, AStreamThatEndsWellHasItsTokensAndNoError) {
   const RequestTimeline tl = send({{"tokens", 4}, {"ttft_ms", 1}, {"itl_ms", 1}});
   EXPECT_EQ(tl.error.kind, ErrorKind::kNone) << tl.error.message;
   EXPECT_EQ(tl.http_status, 200);
@@ -76,7 +81,7 @@ TEST_F(InflightRequestTest, AStreamThatEndsWellHasItsTokensAndNoError) {
   EXPECT_GT(tl.start_unix_us, 0);
 }
 
-TEST_F(InflightRequestTest, HttpRefusalsAreClassifiedWithTheServersWords) {
+TEST_P(InflightRequestTest, HttpRefusalsAreClassifiedWithTheServersWords) {
   RequestTimeline tl = send({{"fault", "http401"}});
   EXPECT_EQ(tl.error.kind, ErrorKind::kAuth);
   EXPECT_EQ(tl.error.http_status, 401);
@@ -90,7 +95,7 @@ TEST_F(InflightRequestTest, HttpRefusalsAreClassifiedWithTheServersWords) {
   EXPECT_TRUE(tl.token_events.empty());
 }
 
-TEST_F(InflightRequestTest, AMissingEndpointSuggestsAnotherProtocol) {
+TEST_P(InflightRequestTest, AMissingEndpointSuggestsAnotherProtocol) {
   StreamRequest r;
   r.url = server_->base_url() + "/no/such/endpoint";
   r.body = "{}";
@@ -100,7 +105,7 @@ TEST_F(InflightRequestTest, AMissingEndpointSuggestsAnotherProtocol) {
   EXPECT_NE(tl.error.message.find("--api auto"), std::string::npos) << tl.error.message;
 }
 
-TEST_F(InflightRequestTest, ADroppedConnectionSaysHowFarTheStreamGot) {
+TEST_P(InflightRequestTest, ADroppedConnectionSaysHowFarTheStreamGot) {
   const RequestTimeline tl =
       send({{"tokens", 4}, {"fault", "disconnect"}, {"fault_at_token", 2}, {"itl_ms", 1}});
   EXPECT_EQ(tl.error.kind, ErrorKind::kIncomplete) << tl.error.message;
@@ -108,7 +113,7 @@ TEST_F(InflightRequestTest, ADroppedConnectionSaysHowFarTheStreamGot) {
   EXPECT_NE(tl.error.message.find("after 2 token events"), std::string::npos) << tl.error.message;
 }
 
-TEST_F(InflightRequestTest, MalformedEventsAndNonStreamingRepliesAreTheirOwnKinds) {
+TEST_P(InflightRequestTest, MalformedEventsAndNonStreamingRepliesAreTheirOwnKinds) {
   RequestTimeline tl = send({{"tokens", 4}, {"fault", "malformed_json"}, {"fault_at_token", 1}});
   EXPECT_EQ(tl.error.kind, ErrorKind::kParse) << tl.error.message;
   EXPECT_NE(tl.error.message.find("malformed event"), std::string::npos) << tl.error.message;
@@ -117,7 +122,7 @@ TEST_F(InflightRequestTest, MalformedEventsAndNonStreamingRepliesAreTheirOwnKind
   EXPECT_NE(tl.error.message.find("application/json"), std::string::npos) << tl.error.message;
 }
 
-TEST_F(InflightRequestTest, NoServerIsAConnectErrorAndAHangIsATimeout) {
+TEST_P(InflightRequestTest, NoServerIsAConnectErrorAndAHangIsATimeout) {
   const uint16_t port = server_->port();
   server_->stop();
   RequestTimeline tl = send({}, 0, "http://127.0.0.1:" + std::to_string(port) + "/v1/chat/completions");
@@ -128,7 +133,7 @@ TEST_F(InflightRequestTest, NoServerIsAConnectErrorAndAHangIsATimeout) {
   EXPECT_EQ(tl.error.kind, ErrorKind::kTimeout) << tl.error.message;
 }
 
-TEST_F(InflightRequestTest, AReusedRequestCarriesNothingOverFromTheLastOne) {
+TEST_P(InflightRequestTest, AReusedRequestCarriesNothingOverFromTheLastOne) {
   RequestTimeline tl = send({{"fault", "http500"}});
   ASSERT_EQ(tl.error.kind, ErrorKind::kHttp);
   tl = send({{"tokens", 3}, {"ttft_ms", 1}, {"itl_ms", 1}});
@@ -139,7 +144,7 @@ TEST_F(InflightRequestTest, AReusedRequestCarriesNothingOverFromTheLastOne) {
   EXPECT_EQ(tl.request_id, "req-2");
 }
 
-TEST_F(InflightRequestTest, ACancelledTransferIsCancelledNotAnError) {
+TEST_P(InflightRequestTest, ACancelledTransferIsCancelledNotAnError) {
   int done = 0;
   request_.on_done = [&](InflightRequest*) { ++done; };
   StreamRequest r;
@@ -152,6 +157,13 @@ TEST_F(InflightRequestTest, ACancelledTransferIsCancelledNotAnError) {
   EXPECT_EQ(done, 1);
   EXPECT_EQ(req_->timeline().error.kind, ErrorKind::kCancelled);
 }
+
+INSTANTIATE_TEST_SUITE_P(BothHttpClients, InflightRequestTest,
+                         ::testing::Values(HttpClientKind::kAuto, HttpClientKind::kCurl),
+                         [](const ::testing::TestParamInfo<HttpClientKind>& i) {
+                           return i.param == HttpClientKind::kAuto ? std::string("builtin")
+                                                                   : std::string("curl");
+                         });
 
 }  // namespace
 }  // namespace tokperf
