@@ -145,7 +145,7 @@ Result<RequestBuilder> RequestBuilder::create(const TargetConfig& target,
     nlohmann::json extra;
     try {
       extra = nlohmann::json::parse(target.extra_body_json);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse errors, and numbers out of range
       return Error{fmt::format("--extra-body is not valid JSON ({}); expected an object such as "
                                "'{{\"ignore_eos\": true}}'",
                                e.what())};

@@ -215,6 +215,10 @@ Result<Dataset> parse_sharegpt(std::string_view text, std::string_view name) {
                     "of {{\"conversations\": [{{\"from\": \"human\", \"value\": ...}}, "
                     "{{\"from\": \"gpt\", \"value\": ...}}]}}",
                     name, line_of(text, e.byte > 0 ? e.byte - 1 : 0), e.what())};
+  } catch (const json::exception& e) {  // a number out of range (1e999): found by dataset_fuzz
+    return Error{fmt::format("{}: not usable JSON ({}); expected a ShareGPT file: an array of "
+                             "{{\"conversations\": [...]}} objects with numbers a double can hold",
+                             name, e.what())};
   }
   if (!j.is_array()) {
     return Error{fmt::format("{}: expected a JSON array of conversations (ShareGPT layout)", name)};

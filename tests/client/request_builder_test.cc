@@ -101,6 +101,10 @@ TEST(RequestBuilder, ExtraBodyIsMergedAndValidated) {
   auto bad = RequestBuilder::create(t, p);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("--extra-body"), std::string::npos);
+  t.extra_body_json = R"({"temperature": 1e999})";  // out of range: an error, not an exception
+  bad = RequestBuilder::create(t, p);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("--extra-body"), std::string::npos) << bad.error();
 }
 
 TEST(RequestBuilder, HeadersCarryTheKeyAndTheRequestId) {

@@ -63,6 +63,10 @@ TEST(ShareGpt, MalformedFilesNameTheFileAndWhatWasExpected) {
   EXPECT_TRUE(mentions(e.error(), {"entry 1", "\"x\"", "conversations"})) << e.error();
   e = parse_sharegpt("[]", "sg.json");
   EXPECT_TRUE(mentions(e.error(), {"sg.json", "nothing to send"})) << e.error();
+  // A number no double holds is an error, not an exception (found by dataset_fuzz).
+  e = parse_sharegpt("[{\"n\": 40e440}]", "sg.json");
+  ASSERT_FALSE(e.ok());
+  EXPECT_TRUE(mentions(e.error(), {"sg.json", "number overflow"})) << e.error();
 }
 
 TEST(JsonlDataset, PromptsMessagesSessionsAndOutputs) {
