@@ -235,6 +235,13 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
   }
   EngineConfig cfg = preset->config;
   cfg.cold_start = p.cold_start;
+  // Closed loops: max_tokens and whether EOS ends a request early (the published mean length).
+  const int64_t max_tokens = p.max_tokens > 0 ? p.max_tokens : p.output_tokens;
+  const bool ignore_eos = p.max_tokens == 0;
+  if (!ignore_eos) {
+    cfg.eos_mean_tokens =
+        eos_mean_for_expected_length(static_cast<double>(p.output_tokens), p.max_tokens);
+  }
   Measured m;
   int64_t zero_ttft = 0;  // burst requests that returned no token (counted as TTFT 0 by the source)
   if (p.burst) {
@@ -274,12 +281,8 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     // inside the semaphore); all requests are measured, the rate over the whole run.
     OfflineLevel lv;
     lv.prompt_tokens = p.input_tokens;
-    lv.output_tokens = p.max_tokens > 0 ? p.max_tokens : p.output_tokens;
-    lv.ignore_eos = p.max_tokens == 0;
-    if (p.max_tokens > 0) {
-      cfg.eos_mean_tokens =
-          eos_mean_for_expected_length(static_cast<double>(p.output_tokens), p.max_tokens);
-    }
+    lv.output_tokens = max_tokens;
+    lv.ignore_eos = ignore_eos;
     lv.plan.open_loop = true;
     lv.plan.spec = LevelSpec{LoadMode::kRate, 1, 1, 0};
     lv.plan.max_concurrency = p.concurrency;
@@ -314,7 +317,8 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     const int64_t n = p.requests > 0 ? p.requests : std::max<int64_t>(40, 4 * c);
     OfflineLevel lv;
     lv.prompt_tokens = p.input_tokens;
-    lv.output_tokens = p.output_tokens;
+    lv.output_tokens = max_tokens;
+    lv.ignore_eos = ignore_eos;
     lv.plan.open_loop = true;
     lv.plan.spec = LevelSpec{LoadMode::kRate, 1, 1, 0};
     lv.plan.max_concurrency = c;
