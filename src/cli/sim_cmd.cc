@@ -142,12 +142,7 @@ void register_sim_command(CLI::App& app, CommandSet& cmds) {
       ->capture_default_str();
   serve->add_option("--served-model-name", scfg->served_model,
                     "model id in /v1/models and responses (default: the --model name)");
-  serve->add_option("--max-num-seqs", scfg->engine.max_num_seqs,
-                    "engine batch limit (default: the --engine preset's for the GPU; vllm: 1024 "
-                    "on GPUs with >= 70 GiB other than A100, else 256)");
-  serve->add_option("--max-num-batched-tokens", scfg->engine.max_num_batched_tokens,
-                    "engine per-step token budget (default: the --engine preset's for the GPU; "
-                    "vllm: 8192 on GPUs with >= 70 GiB other than A100, else 2048)");
+  sim::add_batch_limit_flags(*serve, scfg->engine);
   serve
       ->add_option("--eos-mean-tokens", scfg->engine.eos_mean_tokens,
                    "mean output length (exponential, capped by max_tokens) without ignore_eos")

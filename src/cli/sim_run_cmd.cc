@@ -281,14 +281,7 @@ void register_sim_run_command(CLI::App& sim_app, CommandSet& cmds) {
                   "own word-based count")
       ->group(p);
   const char* e = "Engine";
-  run->add_option("--max-num-seqs", f->engine.max_num_seqs,
-                  "Engine batch limit (default: the --engine preset's for the GPU; vllm: 1024 on "
-                  "GPUs with >= 70 GiB other than A100, else 256)")
-      ->group(e);
-  run->add_option("--max-num-batched-tokens", f->engine.max_num_batched_tokens,
-                  "Engine per-step token budget (default: the --engine preset's for the GPU; "
-                  "vllm: 8192 on GPUs with >= 70 GiB other than A100, else 2048)")
-      ->group(e);
+  sim::add_batch_limit_flags(*run, f->engine, e);
   run->add_option("--eos-mean-tokens", f->engine.eos_mean_tokens,
                   "Mean output length (exponential, capped by max_tokens) without --ignore-eos")
       ->capture_default_str()

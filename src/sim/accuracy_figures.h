@@ -12,6 +12,6 @@ inline constexpr int kTpotN = 7;
 inline constexpr double kTpotMedianAbsPct = 5.4;
 inline constexpr int kOutputN = 10;
 inline constexpr double kOutputMedianAbsPct = 8.5;
-inline constexpr double kWorstRatio = 5.23;
+inline constexpr double kWorstRatio = 2.35;
 
 }  // namespace tokperf::sim::accuracy

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "sim/engine.h"
 #include "sim/engine_preset.h"
 
 namespace tokperf::sim {
@@ -41,6 +42,21 @@ void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group
                                       engine_preset_names())
                        ->capture_default_str();
   if (!group.empty()) o->group(group);
+}
+
+void add_batch_limit_flags(CLI::App& sub, EngineConfig& engine, const std::string& group) {
+  CLI::Option* seqs = sub.add_option(
+      "--max-num-seqs", engine.max_num_seqs,
+      "engine batch limit (default: the --engine preset's for the GPU; vllm: 1024 on GPUs with "
+      ">= 70 GiB other than A100, else 256)");
+  CLI::Option* tokens = sub.add_option(
+      "--max-num-batched-tokens", engine.max_num_batched_tokens,
+      "engine per-step token budget (default: the --engine preset's for the GPU; vllm: 8192 on "
+      "GPUs with >= 70 GiB other than A100, else 2048)");
+  if (!group.empty()) {
+    seqs->group(group);
+    tokens->group(group);
+  }
 }
 
 bool deployment_flags_given(const CLI::App& sub, const std::string& model_flag) {

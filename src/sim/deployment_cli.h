@@ -14,6 +14,8 @@ class App;
 
 namespace tokperf::sim {
 
+struct EngineConfig;
+
 // `f` must outlive parsing; CLI11 writes into it. `model_flag` names the model option: "--model"
 // for the simulator's own commands; bench, whose --model is the served model id, passes
 // "--sim-model". A non-empty `group` puts the flags under that heading in --help.
@@ -23,6 +25,11 @@ void add_deployment_flags(CLI::App& sub, DeploymentFlags& f,
 // --engine vllm|sglang|trtllm|nim: the serving engine whose defaults and overheads apply
 // (sim/engine_preset.h). Separate from the deployment flags: bench's built-in target has none.
 void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group = "");
+
+// --max-num-seqs and --max-num-batched-tokens, written into `engine` (which must outlive parsing).
+// Whether each was given is the caller's to read (`sub.count(...)` after parsing): the --engine
+// preset's limits for the GPU apply to the ones that were not.
+void add_batch_limit_flags(CLI::App& sub, EngineConfig& engine, const std::string& group = "");
 
 // True when any of the flags above was given on the command line (after parsing).
 bool deployment_flags_given(const CLI::App& sub, const std::string& model_flag = "--model");

@@ -67,6 +67,20 @@ void collect(const RequestTimeline& t, Measured& m) {
 
 }  // namespace
 
+// E = sum over k < cap of exp(-k / m) = (1 - exp(-cap / m)) / (1 - exp(-1 / m)), increasing in
+// m; bisection.
+double eos_mean_for_expected_length(double mean, int64_t cap) {
+  const auto expected = [cap](double m) {
+    return -std::expm1(-static_cast<double>(cap) / m) / -std::expm1(-1.0 / m);
+  };
+  double lo = 1e-3, hi = 1e9;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (expected(mid) < mean ? lo : hi) = mid;
+  }
+  return hi;
+}
+
 const char* metric_name(ValidationMetric m) {
   switch (m) {
     case ValidationMetric::kTtft:
@@ -126,6 +140,11 @@ Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir)
         p.requests = w.value("requests", 0);
         p.input_tokens = w.at("input_tokens");
         p.output_tokens = w.at("output_tokens");
+        p.start_together = w.value("start", "") == "together";
+        if (!w.value("ignore_eos", true)) p.max_tokens = w.at("max_tokens");
+        if (p.max_tokens > 0 && p.max_tokens < p.output_tokens) {
+          return Error{where + ": max_tokens must be at least the mean output_tokens"};
+        }
       }
       p.median = j.value("stat", "").find("median") != std::string::npos;
       p.cold_start = j.value("cold_start", false);
@@ -216,6 +235,13 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
   }
   EngineConfig cfg = preset->config;
   cfg.cold_start = p.cold_start;
+  // Closed loops: max_tokens and whether EOS ends a request early (the published mean length).
+  const int64_t max_tokens = p.max_tokens > 0 ? p.max_tokens : p.output_tokens;
+  const bool ignore_eos = p.max_tokens == 0;
+  if (!ignore_eos) {
+    cfg.eos_mean_tokens =
+        eos_mean_for_expected_length(static_cast<double>(p.output_tokens), p.max_tokens);
+  }
   Measured m;
   int64_t zero_ttft = 0;  // burst requests that returned no token (counted as TTFT 0 by the source)
   if (p.burst) {
@@ -248,6 +274,29 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
       collect(t, m);
     }
     m.first_send = 0;
+  } else if (p.start_together) {
+    // The source's own method (vLLM's benchmark_serving, --request-rate inf, --max-concurrency c):
+    // every request is created at t = 0 and waits for one of c slots, so the first c are a burst
+    // and the rest follow as slots free; TTFT counts from the slot (the request function starts
+    // inside the semaphore); all requests are measured, the rate over the whole run.
+    OfflineLevel lv;
+    lv.prompt_tokens = p.input_tokens;
+    lv.output_tokens = max_tokens;
+    lv.ignore_eos = ignore_eos;
+    lv.plan.open_loop = true;
+    lv.plan.spec = LevelSpec{LoadMode::kRate, 1, 1, 0};
+    lv.plan.max_concurrency = p.concurrency;
+    const int64_t n = p.requests > 0 ? p.requests : std::max<int64_t>(40, 4 * p.concurrency);
+    for (int64_t i = 0; i < n; ++i) {
+      lv.plan.arrivals.push_back(PlannedArrival{0, Phase::kMeasure, i});
+    }
+    auto run = run_offline_level(cost, cfg, lv);
+    if (!run.ok()) {
+      out.error = run.error();
+      return out;
+    }
+    for (const auto& t : run->timelines) collect(t, m);
+    m.first_send = 0;
   } else {
     // A closed loop (a client with `concurrency` slots and a queue, as vLLM's bench and AIPerf
     // run it) whose first users start spread over one request's length, so the measured requests
@@ -268,7 +317,8 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     const int64_t n = p.requests > 0 ? p.requests : std::max<int64_t>(40, 4 * c);
     OfflineLevel lv;
     lv.prompt_tokens = p.input_tokens;
-    lv.output_tokens = p.output_tokens;
+    lv.output_tokens = max_tokens;
+    lv.ignore_eos = ignore_eos;
     lv.plan.open_loop = true;
     lv.plan.spec = LevelSpec{LoadMode::kRate, 1, 1, 0};
     lv.plan.max_concurrency = c;

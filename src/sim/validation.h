@@ -25,6 +25,14 @@ struct ValidationPoint {
   // closed: `concurrency` users with fixed lengths; burst: every request at t = 0 with its lengths.
   bool burst = false;
   int64_t concurrency = 1, requests = 0, input_tokens = 0, output_tokens = 0;
+  // closed only. The source's client sent every request at once behind a `concurrency`-slot
+  // semaphore (vLLM's benchmark_serving / `vllm bench serve` with --request-rate inf and
+  // --max-concurrency): the first `concurrency` start together, every one of `requests` is
+  // measured (no warm-up) and the output rate is over the whole run (workload `start: together`).
+  bool start_together = false;
+  // closed only. > 0: the source did not ignore EOS; lengths are the engine's EOS draw capped at
+  // this max_tokens, its mean set so the expected length is `output_tokens` (the published mean).
+  int64_t max_tokens = 0;
   std::vector<int64_t> input_lens, output_lens;
   bool median = false;  // the published statistic: median (else the table's mean)
   // The source sent its requests to a freshly started server with no warm-up (points.jsonl
@@ -32,6 +40,10 @@ struct ValidationPoint {
   bool cold_start = false;
   std::map<ValidationMetric, double> published;  // metrics used (excluded ones are left out)
 };
+
+// The mean m of the engine's EOS draw (Engine::draw_output_length: ceil of an exponential with mean
+// m, clamped to [1, cap]) whose expected length is `mean`. REQUIRES: 1 <= mean <= cap.
+double eos_mean_for_expected_length(double mean, int64_t cap);
 
 // Reads points.jsonl and split.json from `dir`; every point must be in exactly one split half.
 Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir);

@@ -98,6 +98,42 @@ TEST(Validation, ZeroOutputBurstRequestsStillTakeTheirPrefill) {
   EXPECT_GT(big.predicted.at(ValidationMetric::kTtft), small.predicted.at(ValidationMetric::kTtft));
 }
 
+// benchmark_serving's method (request rate inf behind a --max-concurrency semaphore): the first
+// c requests are one burst and every request is measured, so the queue of that burst's prompts
+// behind the step budget is in the figures; the spread start of other closed-loop points skips it.
+TEST(Validation, StartTogetherMeasuresTheOpeningBurst) {
+  ValidationPoint p;
+  p.id = "synthetic";
+  p.sim_engine = "vllm";
+  p.sim_model = "mistral-7b";
+  p.sim_gpu = "rtx4090";
+  p.dtype = "bf16";
+  p.concurrency = 32;
+  p.requests = 64;
+  p.input_tokens = 1024;
+  p.output_tokens = 32;
+  p.published[ValidationMetric::kTtft] = 1;
+  p.published[ValidationMetric::kOutputThroughput] = 1;
+  const PointPrediction spread = predict_point(p);
+  p.start_together = true;
+  const PointPrediction together = predict_point(p);
+  ASSERT_TRUE(spread.error.empty() && together.error.empty()) << spread.error << together.error;
+  EXPECT_GT(together.predicted.at(ValidationMetric::kTtft),
+            2 * spread.predicted.at(ValidationMetric::kTtft));
+}
+
+// Without ignore_eos a point's lengths are the engine's EOS draw (ceil of an exponential, clamped
+// to [1, max_tokens]) with the mean that gives the published mean length.
+TEST(Validation, EosMeanGivesThePublishedMeanLength) {
+  // No cap to speak of: E[ceil(X)] = 1 / (1 - exp(-1/m)) = m + 1/2 + O(1/m).
+  EXPECT_NEAR(eos_mean_for_expected_length(100, 1'000'000'000), 99.5, 0.01);
+  // Capped at 128: E = (1 - exp(-128/m)) / (1 - exp(-1/m)) = 100 at this m.
+  const double m = eos_mean_for_expected_length(100, 128);
+  EXPECT_NEAR(-std::expm1(-128 / m) / -std::expm1(-1 / m), 100, 1e-6);
+  EXPECT_GT(m, 200);
+  EXPECT_LT(m, 300);
+}
+
 TEST(Validation, CliLineStatesTheGeneratedFigures) {
   const std::string line = held_out_accuracy_line();
   EXPECT_NE(line.find("TTFT typically within"), std::string::npos) << line;
