@@ -487,11 +487,13 @@ void PlainHttpClient::on_event(Conn* c, uint32_t events) {
 
 void PlainHttpClient::read_ready(Conn* c) {
   Xfer* x = c->xfer;
-  // Bytes pending when epoll_wait returned had arrived by then: they take the wake stamp. Reading
-  // exactly that many leaves anything newer for the next round (the loop is level-triggered), so a
-  // stamp never precedes arrival, and one recv per readiness report is the common case.
+  // The bytes the loop counted after epoll_wait had arrived by the moment it counted them: they
+  // take that stamp. Reading exactly that many leaves anything newer for the next round (the loop is
+  // level-triggered), so a stamp never precedes arrival, and one recv per readiness report is the
+  // common case.
   int pending = loop_.wake_readable();
-  const int64_t wake = loop_.wake_ns();
+  const int64_t wake = loop_.wake_readable_ns();
+  if (wake == 0) pending = -1;
   for (;;) {
     size_t want = read_buf_.size();
     const bool at_wake = pending > 0;

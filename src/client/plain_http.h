@@ -8,9 +8,10 @@
 // recv per readiness report, no allocation per request or per event once warm (transfers,
 // connections and buffers are recycled), and builds the request head in one reused buffer.
 //
-// Stamps: bytes pending on the socket when epoll_wait returned (EventLoop::wake_readable) are read
-// first and stamped EventLoop::wake_ns(); anything read after them arrived later and is stamped when
-// it is read. So a stamp is never earlier than the bytes' arrival (docs/metrics.md).
+// Stamps: the bytes the loop counted on the socket right after epoll_wait (EventLoop::wake_readable)
+// are read first and stamped with the moment they were counted (EventLoop::wake_readable_ns);
+// anything read after them arrived later and is stamped when it is read. So a stamp is never earlier
+// than the bytes' arrival (docs/ARCHITECTURE.md).
 //
 // Failures carry the CURLcode libcurl would give for the same event (connect refused, timeout,
 // empty reply, transfer closed with bytes remaining…), so the rest of tokperf classifies both paths

@@ -219,7 +219,7 @@ int Transport::on_socket(CURL* /*easy*/, curl_socket_t s, int what, void* userp,
     int at_wake = self->loop_.wake_readable();
     int now_pending = 0;
     bool unchanged = at_wake > 0 && ioctl(s, FIONREAD, &now_pending) == 0 && now_pending <= at_wake;
-    self->io_stamp_ns_ = unchanged ? self->loop_.wake_ns() : 0;
+    self->io_stamp_ns_ = unchanged ? self->loop_.wake_readable_ns() : 0;
     self->io_stamp_socket_ = s;
     self->drive(s, mask);
     self->io_stamp_ns_ = 0;

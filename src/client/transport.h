@@ -1,8 +1,9 @@
 // Streaming HTTP transfers over libcurl's multi-socket interface, driven by an EventLoop: one loop
 // thread carries thousands of concurrent streams. Body bytes read because epoll reported their socket
-// readable are stamped with the moment epoll_wait returned (EventLoop::wake_ns): they had arrived by
-// then, and the stamp does not grow with the work done for other sockets in the same round (a server
-// step sends a token to every stream of its batch at once). Bytes read on any other path (a transfer
+// readable are stamped with the moment the loop counted the socket's pending bytes right after
+// epoll_wait (EventLoop::wake_readable_ns): they had arrived by then, and the stamp does not grow
+// with the work done for other sockets in the same round (a server step sends a token to every
+// stream of its batch at once). Bytes read on any other path (a transfer
 // just started, a timer) are stamped when curl hands them over. See docs/metrics.md.
 //
 // Thread rules: construct, start() and cancel() on the loop's thread only; handler callbacks run on

@@ -162,11 +162,19 @@ void EventLoop::run_once(int64_t max_wait_ns) {
     throw std::runtime_error(std::string("epoll_wait: ") + std::strerror(errno));
   }
   // Pending bytes per ready fd, read before any callback can take time (see snapshot_readable).
+  // Each count is stamped right after it is taken (one vDSO clock read per ready fd): every byte it
+  // counts had arrived by then, which the wake time cannot promise.
   int readable[kMaxEvents];
+  int64_t readable_ns[kMaxEvents];
   if (snapshot_readable_) {
     for (int i = 0; i < n; ++i) {
       int fd = static_cast<int>(static_cast<uint32_t>(events[i].data.u64));
-      if (!(events[i].events & EPOLLIN) || ioctl(fd, FIONREAD, &readable[i]) != 0) readable[i] = -1;
+      if (!(events[i].events & EPOLLIN) || ioctl(fd, FIONREAD, &readable[i]) != 0) {
+        readable[i] = -1;
+        readable_ns[i] = 0;
+      } else {
+        readable_ns[i] = mono_ns();
+      }
     }
   }
   bool timer_ready = false;
@@ -188,8 +196,10 @@ void EventLoop::run_once(int64_t max_wait_ns) {
       // A copy: the callback may unwatch or re-watch itself (or grow the table).
       IoCallback cb = watches_[static_cast<size_t>(fd)].cb;
       wake_readable_ = snapshot_readable_ ? readable[i] : -1;
+      wake_readable_ns_ = snapshot_readable_ ? readable_ns[i] : 0;
       cb(events[i].events);
       wake_readable_ = -1;
+      wake_readable_ns_ = 0;
     }
   }
   if (timer_ready || (!timers_.empty() && timers_.begin()->first.first <= mono_ns())) {

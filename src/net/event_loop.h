@@ -62,11 +62,15 @@ class EventLoop {
   int64_t wake_ns() const { return wake_ns_; }
 
   // With snapshot_readable(true), the loop reads each ready fd's pending byte count (FIONREAD) right
-  // after epoll_wait, before any callback runs; wake_readable() gives it for the fd whose callback is
-  // running (-1: not taken). An fd whose count has grown by the time its callback runs received bytes
-  // after the wake, so wake_ns() would stamp those bytes before they arrived.
+  // after epoll_wait, before any callback runs, and the time right after that count was taken;
+  // wake_readable() and wake_readable_ns() give them for the fd whose callback is running (-1 / 0:
+  // not taken). Those bytes had all arrived by wake_readable_ns(), which is therefore their stamp:
+  // wake_ns() is not, since bytes that arrive between epoll_wait's return and the count are counted
+  // too (seen: 10-30 us early with 128 streams on a loaded machine, tests/e2e/stamp_causality_test).
+  // An fd whose count has grown by the time its callback runs received the extra bytes later still.
   void snapshot_readable(bool on) { snapshot_readable_ = on; }
   int wake_readable() const { return wake_readable_; }
+  int64_t wake_readable_ns() const { return wake_readable_ns_; }
 
   // How late timers fired (now - deadline), in ns: the loop's own lag. Sum, count and max.
   struct LagStats {
@@ -106,6 +110,7 @@ class EventLoop {
   int64_t wake_ns_ = 0;
   bool snapshot_readable_ = false;
   int wake_readable_ = -1;
+  int64_t wake_readable_ns_ = 0;
 };
 
 }  // namespace tokperf

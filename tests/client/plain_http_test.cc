@@ -232,6 +232,21 @@ TEST_F(PlainHttpTest, SendsTheRequestLibcurlWouldAndReadsAContentLengthBody) {
   EXPECT_EQ(req.substr(req.size() - 11), "\r\n\r\n{\"a\":1}");
 }
 
+TEST_F(PlainHttpTest, SendsABodyLargerThanTheSocketBufferWhole) {
+  RawServer s([](RawServer& srv, int fd, int) {
+    usleep(50'000);  // let the client fill the socket buffer and wait for EPOLLOUT
+    std::string r = srv.next_request(fd);
+    write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(r.size()) + "\r\n\r\n");
+    write_all(fd, r);  // echo: the test compares what arrived
+  });
+  std::string big(4 << 20, 'x');
+  for (size_t i = 0; i < big.size(); i += 4096) big[i] = static_cast<char>('a' + (i / 4096) % 26);
+  Collect h = fetch(post(s, big));
+  EXPECT_EQ(h.result.code, CURLE_OK) << h.result.curl_error;
+  ASSERT_GT(h.body.size(), big.size());
+  EXPECT_EQ(h.body.substr(h.body.size() - big.size()), big);
+}
+
 TEST_F(PlainHttpTest, DecodesChunkedBodiesSplitAtEveryByte) {
   const std::string response =
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/event-stream\r\n\r\n"

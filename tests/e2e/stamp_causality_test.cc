@@ -62,19 +62,24 @@ TEST(StampCausality, OneStreamEveryEventStampedOnceInOrderAfterItsSend) {
   expect_every_event_stamped_once_after_its_send(out, server, 16);
 }
 
+// On both HTTP clients (the built-in one, and libcurl with --http-client curl).
 TEST(StampCausality, ManyStreamsInPhaseEveryEventStampedOnceAfterItsSend) {
-  ScriptedServerOptions o;
-  o.script.ttft_ms = 30;
-  o.script.itl_ms = 10;
-  o.script.jitter_ms = 5;
-  o.script.tokens = 10;
-  ScriptedServer server(o);
-  ASSERT_TRUE(server.start().ok());
-  RunOutput out =
-      testing_support::run_bench(testing_support::closed_loop_config(server, 128, 256, 10));
-  ASSERT_TRUE(out.completed);
-  ASSERT_EQ(out.measured.size(), 256u);
-  expect_every_event_stamped_once_after_its_send(out, server, 10);
+  for (const char* http_client : {"auto", "curl"}) {
+    SCOPED_TRACE(http_client);
+    ScriptedServerOptions o;
+    o.script.ttft_ms = 30;
+    o.script.itl_ms = 10;
+    o.script.jitter_ms = 5;
+    o.script.tokens = 10;
+    ScriptedServer server(o);
+    ASSERT_TRUE(server.start().ok());
+    BenchConfig c = testing_support::closed_loop_config(server, 128, 256, 10);
+    c.target.http_client = http_client;
+    RunOutput out = testing_support::run_bench(c);
+    ASSERT_TRUE(out.completed);
+    ASSERT_EQ(out.measured.size(), 256u);
+    expect_every_event_stamped_once_after_its_send(out, server, 10);
+  }
 }
 
 }  // namespace
