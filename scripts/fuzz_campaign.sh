@@ -7,7 +7,9 @@
 #
 # A run starts from the kept corpus fuzz/corpus/TARGET (read only) and grows a scratch corpus in
 # build-fuzz-direct/corpus/TARGET; its libFuzzer log goes to build-fuzz-direct/TARGET.log, and the
-# last lines (executions, speed, peak RSS) are printed. Fold findings back with -merge=1 as
+# last lines (executions, speed, peak RSS) are printed; crash-/slow-unit- files land in
+# build-fuzz-direct/ too (a process stopped with SIGSTOP for a benchmark writes a slow-unit file on
+# resuming: that is the pause, not the parser). Fold findings back with -merge=1 as
 # docs/FUZZING.md shows. Runs at nice 19 so it only takes idle CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +53,7 @@ run() {
   mkdir -p "$out/corpus/$target"
   local t0=$SECONDS
   nice -n 19 "$out/$target" -runs="$runs" -max_len="$maxlen" -print_final_stats=1 \
+    -artifact_prefix="$out/" \
     "$out/corpus/$target" "fuzz/corpus/$target" > "$out/$target.log" 2>&1 || {
     echo "$target: FAILED after $((SECONDS - t0)) s, see $out/$target.log" >&2
     tail -30 "$out/$target.log" >&2
