@@ -805,12 +805,19 @@ void PlainHttpClient::arm_timer(Xfer* x) {
     int64_t total = x->start_ns + x->timeout_ns;
     deadline = deadline < 0 ? total : std::min(deadline, total);
   }
+  if (deadline >= 0) {
+    schedule_timer(x, deadline);
+  } else if (x->timer_armed) {
+    loop_.cancel_timer(x->timer_id);
+    x->timer_armed = false;
+  }
+}
+
+void PlainHttpClient::schedule_timer(Xfer* x, int64_t deadline_ns) {
   if (x->timer_armed) loop_.cancel_timer(x->timer_id);
-  x->timer_armed = false;
-  if (deadline < 0) return;
   x->timer_armed = true;
   const uint64_t id = x->id;
-  x->timer_id = loop_.add_timer_at(deadline, [this, id] {
+  x->timer_id = loop_.add_timer_at(deadline_ns, [this, id] {
     Xfer* y = find(id);
     if (y == nullptr) return;
     y->timer_armed = false;
@@ -892,15 +899,7 @@ void PlainHttpClient::complete(Xfer* x, int code, std::string message, bool keep
     x->deferred = true;
     x->deferred_code = code;
     x->deferred_message = std::move(message);
-    if (x->timer_armed) loop_.cancel_timer(x->timer_id);
-    x->timer_armed = true;
-    const uint64_t id = x->id;
-    x->timer_id = loop_.add_timer_at(0, [this, id] {
-      Xfer* y = find(id);
-      if (y == nullptr) return;
-      y->timer_armed = false;
-      on_timer(y);
-    });
+    schedule_timer(x, 0);
     return;
   }
   if (x->timer_armed) loop_.cancel_timer(x->timer_id);

@@ -91,7 +91,8 @@ class PlainHttpClient {
   // A reused connection that failed before any response byte: retry once on a fresh one.
   bool retry_fresh(Xfer* x);
   void set_watch(Conn* c, uint32_t events);
-  void arm_timer(Xfer* x);
+  void arm_timer(Xfer* x);  // at the transfer's next deadline (connect or whole), or none
+  void schedule_timer(Xfer* x, int64_t deadline_ns);  // on_timer(x) then; replaces an armed one
   void on_timer(Xfer* x);
   // Ends x: parks or closes its connection, frees its slot, then calls on_complete. t_ns: the
   // stamp of the bytes that ended it, 0 for now.

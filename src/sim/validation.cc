@@ -242,6 +242,18 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     cfg.eos_mean_tokens =
         eos_mean_for_expected_length(static_cast<double>(p.output_tokens), p.max_tokens);
   }
+  // The client both closed-loop replays use: every request planned up front, waiting for one of
+  // `concurrency` slots.
+  auto slotted_level = [&] {
+    OfflineLevel lv;
+    lv.prompt_tokens = p.input_tokens;
+    lv.output_tokens = max_tokens;
+    lv.ignore_eos = ignore_eos;
+    lv.plan.open_loop = true;
+    lv.plan.spec = LevelSpec{LoadMode::kRate, 1, 1, 0};
+    lv.plan.max_concurrency = p.concurrency;
+    return lv;
+  };
   Measured m;
   int64_t zero_ttft = 0;  // burst requests that returned no token (counted as TTFT 0 by the source)
   if (p.burst) {
@@ -279,13 +291,7 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     // every request is created at t = 0 and waits for one of c slots, so the first c are a burst
     // and the rest follow as slots free; TTFT counts from the slot (the request function starts
     // inside the semaphore); all requests are measured, the rate over the whole run.
-    OfflineLevel lv;
-    lv.prompt_tokens = p.input_tokens;
-    lv.output_tokens = max_tokens;
-    lv.ignore_eos = ignore_eos;
-    lv.plan.open_loop = true;
-    lv.plan.spec = LevelSpec{LoadMode::kRate, 1, 1, 0};
-    lv.plan.max_concurrency = p.concurrency;
+    OfflineLevel lv = slotted_level();
     const int64_t n = p.requests > 0 ? p.requests : std::max<int64_t>(40, 4 * p.concurrency);
     for (int64_t i = 0; i < n; ++i) {
       lv.plan.arrivals.push_back(PlannedArrival{0, Phase::kMeasure, i});
@@ -315,13 +321,7 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     const int64_t e2e = std::max<int64_t>(1, single->end_ns);
     const int64_t c = p.concurrency;
     const int64_t n = p.requests > 0 ? p.requests : std::max<int64_t>(40, 4 * c);
-    OfflineLevel lv;
-    lv.prompt_tokens = p.input_tokens;
-    lv.output_tokens = max_tokens;
-    lv.ignore_eos = ignore_eos;
-    lv.plan.open_loop = true;
-    lv.plan.spec = LevelSpec{LoadMode::kRate, 1, 1, 0};
-    lv.plan.max_concurrency = c;
+    OfflineLevel lv = slotted_level();
     const int64_t warm = 2 * c, total = warm + n + c;
     for (int64_t i = 0; i < total; ++i) {
       const int64_t at = i < c ? i * e2e / c : e2e;
