@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -394,15 +395,18 @@ TEST(ProtocolGoldenTest, LlamaCppCompletionWithTimings) {
 
 // ---- server timings in OpenAI-compatible streams ----
 
-std::string read_shared(const std::string& name) {
-  std::ifstream in(std::string(TOKPERF_SHARED_DATA) + "/real-streams/" + name, std::ios::binary);
+// Real llama.cpp captures (tests/data/real-streams/README.md).
+std::string read_capture(const std::string& name) {
+  const std::string path = std::string(TOKPERF_TEST_DATA) + "/real-streams/" + name;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read test data " + path);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
 
 TEST(ProtocolGoldenTest, LlamaCppChatStreamCarriesTimingsInItsLastChunk) {
-  const std::string s = read_shared("llamacpp-chat-stream-with-timings.sse");
+  const std::string s = read_capture("llamacpp-chat-stream-with-timings.sse");
   if (s.empty()) GTEST_SKIP() << "shared data not present";
   Replay r = replay(ApiKind::kChat, s, {});
   EXPECT_EQ(r.tl.server.source, "llamacpp.timings");
@@ -415,7 +419,7 @@ TEST(ProtocolGoldenTest, LlamaCppChatStreamCarriesTimingsInItsLastChunk) {
   EXPECT_EQ(r.tl.usage_completion_tokens, 16);
   EXPECT_TRUE(r.tl.saw_done);
   // And the native stream of the same server.
-  r = replay(ApiKind::kLlamaCpp, read_shared("llamacpp-native-completion-stream.sse"), {});
+  r = replay(ApiKind::kLlamaCpp, read_capture("llamacpp-native-completion-stream.sse"), {});
   EXPECT_EQ(r.tl.server.source, "llamacpp.timings");
   EXPECT_EQ(r.tl.token_events.size(), 8u);
   EXPECT_TRUE(r.tl.saw_done);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -11,12 +12,14 @@ namespace {
 
 std::string read(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot read test data " + path);
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
 }
-std::string shared(const std::string& name) {
-  return read(std::string(TOKPERF_SHARED_DATA) + "/real-streams/" + name);
+// Real llama.cpp captures (tests/data/real-streams/README.md).
+std::string capture(const std::string& name) {
+  return read(std::string(TOKPERF_TEST_DATA) + "/real-streams/" + name);
 }
 std::string local(const std::string& name) {
   return read(std::string(TOKPERF_TEST_DATA) + "/servermetrics/" + name);
@@ -30,7 +33,7 @@ const Sample* find(const Exposition& e, std::string_view name, const Labels& lab
 }
 
 TEST(ExpositionParser, LlamaCppCaptureGolden) {
-  const std::string text = shared("llamacpp-metrics.prom");
+  const std::string text = capture("llamacpp-metrics.prom");
   ASSERT_FALSE(text.empty());
   Exposition e = parse_exposition(text);
   EXPECT_EQ(e.bad_lines, 0) << e.first_error;
@@ -49,7 +52,7 @@ TEST(ExpositionParser, LlamaCppCaptureGolden) {
 
 TEST(ExpositionParser, AnySplitGivesTheSameResult) {
   for (const char* f : {"llamacpp-metrics-under-load.prom", "llamacpp-metrics-after.prom"}) {
-    const std::string text = shared(f);
+    const std::string text = capture(f);
     const Exposition whole = parse_exposition(text);
     ASSERT_EQ(whole.bad_lines, 0) << f << ": " << whole.first_error;
     for (size_t cut = 0; cut <= text.size(); cut += 7) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -13,12 +14,14 @@ namespace {
 
 std::string read(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot read test data " + path);
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
 }
-std::string shared(const std::string& name) {
-  return read(std::string(TOKPERF_SHARED_DATA) + "/real-streams/" + name);
+// Real llama.cpp captures (tests/data/real-streams/README.md).
+std::string capture(const std::string& name) {
+  return read(std::string(TOKPERF_TEST_DATA) + "/real-streams/" + name);
 }
 std::string local(const std::string& name) {
   return read(std::string(TOKPERF_TEST_DATA) + "/servermetrics/" + name);
@@ -29,7 +32,7 @@ Scrape scrape(int64_t t_ns, const std::string& text) {
 }
 
 TEST(EngineMap, RecognisesEachEngine) {
-  EXPECT_EQ(detect_engine(parse_exposition(shared("llamacpp-metrics.prom"))), Engine::kLlamaCpp);
+  EXPECT_EQ(detect_engine(parse_exposition(capture("llamacpp-metrics.prom"))), Engine::kLlamaCpp);
   EXPECT_EQ(detect_engine(parse_exposition(local("vllm_v1.prom"))), Engine::kVllm);
   EXPECT_EQ(detect_engine(parse_exposition(local("vllm_v0.prom"))), Engine::kVllm);
   EXPECT_EQ(detect_engine(parse_exposition(local("sglang.prom"))), Engine::kSglang);
@@ -43,8 +46,8 @@ TEST(EngineMap, RecognisesEachEngine) {
 
 // The two real captures from one llama.cpp run: counter deltas between them.
 TEST(ServerWindow, LlamaCppCountersBetweenRealCaptures) {
-  const Scrape s[2] = {scrape(0, shared("llamacpp-metrics-under-load.prom")),
-                       scrape(5'000'000'000, shared("llamacpp-metrics-after.prom"))};
+  const Scrape s[2] = {scrape(0, capture("llamacpp-metrics-under-load.prom")),
+                       scrape(5'000'000'000, capture("llamacpp-metrics-after.prom"))};
   auto w = compute_window(s);
   ASSERT_TRUE(w);
   EXPECT_EQ(w->engine, Engine::kLlamaCpp);
