@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <iterator>
 #include <cerrno>
 #include <cstring>
@@ -16,16 +15,14 @@
 #include <curl/curl.h>
 #include <fmt/format.h>
 
+#include "client/http1_decoder.h"
 #include "core/clock.h"
 
 namespace tokperf {
 namespace {
 
 constexpr size_t kReadBufBytes = 64 * 1024;
-constexpr size_t kMaxHeadBytes = 64 * 1024;  // response status line and headers
-constexpr size_t kMaxLineBytes = 4096;       // a chunk-size or trailer line
 constexpr uint64_t kSlotMask = (uint64_t{1} << 24) - 1;
-constexpr uint64_t kMaxChunkSize = uint64_t{1} << 48;
 constexpr uint32_t kReadEvents = EPOLLIN;  // active and idle alike: no epoll_ctl per request
 
 bool iequals(std::string_view a, std::string_view b) {
@@ -42,42 +39,8 @@ std::string_view trim(std::string_view v) {
   return v;
 }
 
-// Whether a comma-separated header value holds `token` (case-insensitive).
-bool has_token(std::string_view value, std::string_view token) {
-  while (!value.empty()) {
-    size_t comma = value.find(',');
-    if (iequals(trim(value.substr(0, comma)), token)) return true;
-    if (comma == std::string_view::npos) break;
-    value.remove_prefix(comma + 1);
-  }
-  return false;
-}
-
 double ms_since(int64_t from_ns, int64_t to_ns) {
   return static_cast<double>(to_ns - from_ns) / 1e6;
-}
-
-// Parses a chunk-size line (without its line ending): hex digits, then optional extensions.
-bool parse_chunk_size(std::string_view line, uint64_t* size) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  uint64_t v = 0;
-  size_t i = 0;
-  for (; i < line.size(); ++i) {
-    char ch = line[i];
-    int d = ch >= '0' && ch <= '9'   ? ch - '0'
-            : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-            : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
-                                     : -1;
-    if (d < 0) break;
-    v = v * 16 + static_cast<uint64_t>(d);
-    if (v > kMaxChunkSize) return false;
-  }
-  if (i == 0) return false;
-  std::string_view rest = line.substr(i);
-  while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
-  if (!rest.empty() && rest.front() != ';') return false;
-  *size = v;
-  return true;
 }
 
 }  // namespace
@@ -154,10 +117,10 @@ struct PlainHttpClient::Conn {
   bool reused = false;   // has carried a complete response
 };
 
-struct PlainHttpClient::Xfer {
-  enum class Phase { kConnecting, kHead, kBody };
-  enum class Framing { kNone, kLength, kChunked, kClose };
-  enum class Chunk { kSize, kData, kDataCr, kDataLf, kTrailer };
+struct PlainHttpClient::Xfer final : Http1Decoder::Sink {
+  enum class Phase { kConnecting, kResponse };
+
+  PlainHttpClient* owner = nullptr;
 
   uint64_t id = 0;
   uint32_t slot = 0;
@@ -186,17 +149,18 @@ struct PlainHttpClient::Xfer {
   std::string deferred_message;
 
   Phase phase = Phase::kConnecting;
-  std::string head;  // response head bytes so far
-  size_t head_scan = 0;
-  int status = 0;
-  std::string content_type;
-  bool keep_alive = true;
-  Framing framing = Framing::kClose;
-  uint64_t remaining = 0;  // Content-Length left, or the current chunk's bytes left
-  Chunk chunk = Chunk::kSize;
-  std::string line;  // a chunk-size or trailer line split across reads
-  uint64_t body_received = 0;
-  bool got_bytes = false;
+  Http1Decoder decoder;   // the response's framing
+  int64_t feed_t_ns = 0;  // the stamp of the bytes being fed
+
+  // Http1Decoder::Sink: the response's head and body go straight to the handler.
+  void on_head(int status, std::string_view content_type) override {
+    handler->on_headers(status, content_type, first_byte_ns);
+  }
+  bool on_body(const char* data, size_t n) override {
+    owner->body_bytes_ += n;
+    owner->body_reads_++;
+    return handler->on_body(std::string_view(data, n), feed_t_ns);
+  }
 };
 
 PlainHttpClient::PlainHttpClient(EventLoop& loop, int64_t connect_timeout_ns)
@@ -248,6 +212,7 @@ uint64_t PlainHttpClient::start(const StreamRequest& request, const PlainHttpUrl
   } else {
     slot = static_cast<uint32_t>(xfers_.size());
     xfers_.push_back(std::make_unique<Xfer>());
+    xfers_.back()->owner = this;
   }
   Xfer* x = xfers_[slot].get();
   x->slot = slot;
@@ -268,17 +233,7 @@ uint64_t PlainHttpClient::start(const StreamRequest& request, const PlainHttpUrl
   x->timer_armed = false;
   x->deferred = false;
   x->phase = Xfer::Phase::kConnecting;
-  x->head.clear();
-  x->head_scan = 0;
-  x->status = 0;
-  x->content_type.clear();
-  x->keep_alive = true;
-  x->framing = Xfer::Framing::kClose;
-  x->remaining = 0;
-  x->chunk = Xfer::Chunk::kSize;
-  x->line.clear();
-  x->body_received = 0;
-  x->got_bytes = false;
+  x->decoder.reset();
 
   // The request, as libcurl would send it: Host, Accept, the caller's headers ("Name:" alone
   // removes a header in curl's convention, so it is not sent), Content-Length for a body.
@@ -328,7 +283,7 @@ void PlainHttpClient::begin(Xfer* x) {
     x->conn = c;
     x->fresh_conn = false;
     x->connected_ns = x->start_ns;
-    x->phase = Xfer::Phase::kHead;
+    x->phase = Xfer::Phase::kResponse;
     if (x->timeout_ns > 0) arm_timer(x);
     send_more(x);
     return;
@@ -419,7 +374,7 @@ void PlainHttpClient::try_connect(Xfer* x) {
 
 void PlainHttpClient::on_connected(Xfer* x) {
   x->connected_ns = mono_ns();
-  x->phase = Xfer::Phase::kHead;
+  x->phase = Xfer::Phase::kResponse;
   send_more(x);
 }
 
@@ -522,275 +477,70 @@ void PlainHttpClient::read_ready(Conn* c) {
   }
 }
 
+namespace {
+
+// The CURLcode libcurl gives for the same fault, so both paths classify errors alike.
+int curl_code_for(Http1Decoder::Error e) {
+  switch (e) {
+    case Http1Decoder::Error::kNone:
+      return CURLE_OK;
+    case Http1Decoder::Error::kBadStatusLine:
+    case Http1Decoder::Error::kSwitchedProtocols:
+    case Http1Decoder::Error::kBadContentLength:
+    case Http1Decoder::Error::kHeadTooLarge:
+      return CURLE_WEIRD_SERVER_REPLY;
+    case Http1Decoder::Error::kBadChunkSize:
+    case Http1Decoder::Error::kChunkLineTooLong:
+    case Http1Decoder::Error::kBadChunkEnd:
+    case Http1Decoder::Error::kClosedInHead:
+      return CURLE_RECV_ERROR;
+    case Http1Decoder::Error::kEmptyReply:
+      return CURLE_GOT_NOTHING;
+    case Http1Decoder::Error::kClosedInBody:
+      return CURLE_PARTIAL_FILE;
+  }
+  return CURLE_RECV_ERROR;
+}
+
+}  // namespace
+
 bool PlainHttpClient::feed(Xfer* x, const char* data, size_t n, int64_t t_ns) {
-  if (!x->got_bytes) {
-    x->got_bytes = true;
-    x->first_byte_ns = t_ns;
-  }
-  if (x->phase == Xfer::Phase::kBody) return feed_body(x, data, n, t_ns);
-  x->head.append(data, n);
-  for (;;) {
-    // The head ends at an empty line (CRLF CRLF, or bare LFs, as libcurl also accepts).
-    size_t end = std::string::npos;
-    const std::string& h = x->head;
-    for (size_t i = x->head_scan; i < h.size(); ++i) {
-      if (h[i] != '\n') continue;
-      size_t j = i + 1;
-      if (j < h.size() && h[j] == '\r') ++j;
-      if (j < h.size() && h[j] == '\n') {
-        end = j + 1;
-        break;
-      }
-    }
-    if (end == std::string::npos) {
-      x->head_scan = h.size() >= 2 ? h.size() - 2 : 0;
-      if (h.size() > kMaxHeadBytes) {
-        complete(x, CURLE_WEIRD_SERVER_REPLY,
-                 fmt::format("the response headers exceed {} KiB", kMaxHeadBytes / 1024), false,
-                 false, 0);
-        return false;
-      }
+  if (x->first_byte_ns < 0) x->first_byte_ns = t_ns;
+  x->feed_t_ns = t_ns;
+  Http1Decoder& d = x->decoder;
+  switch (d.feed(data, n, *x)) {
+    case Http1Decoder::Result::kMore:
       return true;
-    }
-    int verdict = parse_head(x, end);
-    if (verdict < 0) return false;
-    if (verdict == 0) {  // an interim 1xx response: the real one follows
-      x->head.erase(0, end);
-      x->head_scan = 0;
-      continue;
-    }
-    x->phase = Xfer::Phase::kBody;
-    if (x->framing == Xfer::Framing::kNone ||
-        (x->framing == Xfer::Framing::kLength && x->remaining == 0)) {
-      complete(x, CURLE_OK, "", x->keep_alive && x->head.size() == end, false, t_ns);
+    case Http1Decoder::Result::kDone:
+      // Bytes after the response (a server talking out of turn) make the connection unusable.
+      complete(x, CURLE_OK, "", d.keep_alive() && d.consumed() == n, false, t_ns);
       return false;
-    }
-    if (x->head.size() == end) return true;
-    // Body bytes that came with the head: feed them from a copy (the head buffer is the
-    // transfer's own and is reused when it completes inside feed_body).
-    scratch_.assign(x->head, end, std::string::npos);
-    return feed_body(x, scratch_.data(), scratch_.size(), t_ns);
-  }
-}
-
-int PlainHttpClient::parse_head(Xfer* x, size_t end) {
-  std::string_view head(x->head.data(), end);
-  size_t eol = head.find('\n');
-  std::string_view status_line = trim(head.substr(0, eol));
-  auto weird = [&](std::string why) {
-    complete(x, CURLE_WEIRD_SERVER_REPLY, std::move(why), false, false, 0);
-    return -1;
-  };
-  if (status_line.size() < 12 || !status_line.starts_with("HTTP/1.") ||
-      (status_line[7] != '0' && status_line[7] != '1') || status_line[8] != ' ' ||
-      !std::isdigit(static_cast<unsigned char>(status_line[9])) ||
-      !std::isdigit(static_cast<unsigned char>(status_line[10])) ||
-      !std::isdigit(static_cast<unsigned char>(status_line[11])) ||
-      (status_line.size() > 12 && status_line[12] != ' ')) {
-    std::string shown(status_line.substr(0, 60));
-    for (char& ch : shown) {
-      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
-    }
-    return weird(fmt::format("the server's reply is not an HTTP/1.x response (it began '{}')",
-                             shown));
-  }
-  const bool http11 = status_line[7] == '1';
-  const int status = (status_line[9] - '0') * 100 + (status_line[10] - '0') * 10 +
-                     (status_line[11] - '0');
-  bool keep_alive = http11;
-  bool chunked = false;
-  int64_t content_length = -1;
-  std::string_view content_type;
-  std::string_view lines = head.substr(eol + 1);
-  while (!lines.empty()) {
-    size_t nl = lines.find('\n');
-    std::string_view line = lines.substr(0, nl);
-    lines = nl == std::string_view::npos ? std::string_view() : lines.substr(nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) break;
-    size_t colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    std::string_view name = line.substr(0, colon);
-    std::string_view value = trim(line.substr(colon + 1));
-    if (iequals(name, "content-type")) {
-      content_type = value;
-    } else if (iequals(name, "content-length")) {
-      int64_t v = 0;
-      if (value.empty() || value.size() > 18) return weird("the response has an invalid Content-Length");
-      for (char ch : value) {
-        if (ch < '0' || ch > '9') return weird("the response has an invalid Content-Length");
-        v = v * 10 + (ch - '0');
-      }
-      if (content_length >= 0 && content_length != v) {
-        return weird("the response has two different Content-Length headers");
-      }
-      content_length = v;
-    } else if (iequals(name, "transfer-encoding")) {
-      if (has_token(value, "chunked")) chunked = true;
-    } else if (iequals(name, "connection")) {
-      if (has_token(value, "close")) keep_alive = false;
-      if (has_token(value, "keep-alive")) keep_alive = true;
-    }
-  }
-  if (status < 200) {
-    if (status == 101) return weird("the server switched protocols (101), which was not asked for");
-    return 0;
-  }
-  x->status = status;
-  x->content_type.assign(content_type);
-  x->keep_alive = keep_alive;
-  if (status == 204 || status == 304) {
-    x->framing = Xfer::Framing::kNone;
-  } else if (chunked) {
-    x->framing = Xfer::Framing::kChunked;
-    x->chunk = Xfer::Chunk::kSize;
-  } else if (content_length >= 0) {
-    x->framing = Xfer::Framing::kLength;
-    x->remaining = static_cast<uint64_t>(content_length);
-  } else {
-    x->framing = Xfer::Framing::kClose;
-    x->keep_alive = false;
-  }
-  x->handler->on_headers(status, x->content_type, x->first_byte_ns);
-  return 1;
-}
-
-bool PlainHttpClient::deliver(Xfer* x, const char* data, size_t n, int64_t t_ns) {
-  body_bytes_ += n;
-  body_reads_++;
-  x->body_received += n;
-  if (!x->handler->on_body(std::string_view(data, n), t_ns)) {
-    complete(x, CURLE_WRITE_ERROR, "Failure writing output to destination", false, false, 0);
-    return false;
-  }
-  return true;
-}
-
-bool PlainHttpClient::feed_body(Xfer* x, const char* data, size_t n, int64_t t_ns) {
-  switch (x->framing) {
-    case Xfer::Framing::kNone:
-      return true;
-    case Xfer::Framing::kClose:
-      return deliver(x, data, n, t_ns);
-    case Xfer::Framing::kLength: {
-      size_t take = static_cast<size_t>(std::min<uint64_t>(n, x->remaining));
-      if (take > 0 && !deliver(x, data, take, t_ns)) return false;
-      x->remaining -= take;
-      if (x->remaining == 0) {
-        complete(x, CURLE_OK, "", x->keep_alive && take == n, false, t_ns);
-        return false;
-      }
-      return true;
-    }
-    case Xfer::Framing::kChunked:
+    case Http1Decoder::Result::kStopped:
+      complete(x, CURLE_WRITE_ERROR, "Failure writing output to destination", false, false, 0);
+      return false;
+    case Http1Decoder::Result::kFailed:
       break;
   }
-  auto bad = [&](std::string why) {
-    complete(x, CURLE_RECV_ERROR, std::move(why), false, false, 0);
-    return false;
-  };
-  size_t i = 0;
-  while (i < n) {
-    switch (x->chunk) {
-      case Xfer::Chunk::kSize:
-      case Xfer::Chunk::kTrailer: {
-        const char* start = data + i;
-        const auto* nl = static_cast<const char*>(std::memchr(start, '\n', n - i));
-        size_t take = nl != nullptr ? static_cast<size_t>(nl - start) : n - i;
-        if (x->line.size() + take > kMaxLineBytes) {
-          return bad("a chunk-size or trailer line of the chunked response exceeds 4 KiB");
-        }
-        if (nl == nullptr) {
-          x->line.append(start, take);
-          return true;
-        }
-        i += take + 1;
-        std::string_view line(start, take);
-        if (!x->line.empty()) {
-          x->line.append(start, take);
-          line = x->line;
-        }
-        if (x->chunk == Xfer::Chunk::kTrailer) {
-          bool blank = line.empty() || line == "\r";
-          x->line.clear();
-          if (blank) {
-            complete(x, CURLE_OK, "", x->keep_alive && i == n, false, t_ns);
-            return false;
-          }
-          break;
-        }
-        uint64_t size = 0;
-        if (!parse_chunk_size(line, &size)) {
-          return bad("Illegal or missing hexadecimal sequence in chunked-encoding");
-        }
-        x->line.clear();
-        if (size == 0) {
-          x->chunk = Xfer::Chunk::kTrailer;
-        } else {
-          x->remaining = size;
-          x->chunk = Xfer::Chunk::kData;
-        }
-        break;
-      }
-      case Xfer::Chunk::kData: {
-        size_t take = static_cast<size_t>(std::min<uint64_t>(n - i, x->remaining));
-        if (!deliver(x, data + i, take, t_ns)) return false;
-        i += take;
-        x->remaining -= take;
-        if (x->remaining == 0) x->chunk = Xfer::Chunk::kDataCr;
-        break;
-      }
-      case Xfer::Chunk::kDataCr:
-        if (data[i] == '\r') {
-          x->chunk = Xfer::Chunk::kDataLf;
-        } else if (data[i] == '\n') {
-          x->chunk = Xfer::Chunk::kSize;
-        } else {
-          return bad("a chunk of the chunked response is not followed by CRLF");
-        }
-        ++i;
-        break;
-      case Xfer::Chunk::kDataLf:
-        if (data[i] != '\n') return bad("a chunk of the chunked response is not followed by CRLF");
-        x->chunk = Xfer::Chunk::kSize;
-        ++i;
-        break;
-    }
-  }
-  return true;
+  complete(x, curl_code_for(d.error()), d.message(), false, false, 0);
+  return false;
 }
 
 void PlainHttpClient::on_eof(Xfer* x) {
-  if (x->phase != Xfer::Phase::kBody) {
-    if (!x->got_bytes) {
-      if (retry_fresh(x)) return;
-      complete(x, CURLE_GOT_NOTHING, "Empty reply from server", false, false, 0);
-      return;
-    }
-    complete(x, CURLE_RECV_ERROR, "the connection closed in the middle of the response headers",
-             false, false, 0);
+  Http1Decoder& d = x->decoder;
+  if (d.eof() == Http1Decoder::Result::kDone) {
+    complete(x, CURLE_OK, "", false, false, 0);
     return;
   }
-  switch (x->framing) {
-    case Xfer::Framing::kClose:
-    case Xfer::Framing::kNone:
-      complete(x, CURLE_OK, "", false, false, 0);
-      return;
-    case Xfer::Framing::kLength:
-      complete(x, CURLE_PARTIAL_FILE,
-               fmt::format("transfer closed with {} bytes remaining to read", x->remaining), false,
-               false, 0);
-      return;
-    case Xfer::Framing::kChunked:
-      complete(x, CURLE_PARTIAL_FILE, "transfer closed with outstanding read data remaining",
-               false, false, 0);
-      return;
-  }
+  if (d.error() == Http1Decoder::Error::kEmptyReply && retry_fresh(x)) return;
+  complete(x, curl_code_for(d.error()), d.message(), false, false, 0);
 }
 
 bool PlainHttpClient::retry_fresh(Xfer* x) {
-  if (x->conn == nullptr || !x->conn->reused || x->got_bytes || x->retries > 0) return false;
+  if (x->conn == nullptr || !x->conn->reused || x->decoder.got_bytes() || x->retries > 0) {
+    return false;
+  }
   x->retries++;
+  x->decoder.reset();
   close_conn(x->conn);
   x->conn = nullptr;
   x->sent = 0;
@@ -840,7 +590,7 @@ void PlainHttpClient::on_timer(Xfer* x) {
   if (x->timeout_ns > 0 && now >= x->start_ns + x->timeout_ns) {
     complete(x, CURLE_OPERATION_TIMEDOUT,
              fmt::format("Operation timed out after {:.0f} milliseconds with {} bytes received",
-                         ms_since(x->start_ns, now), x->body_received),
+                         ms_since(x->start_ns, now), x->decoder.body_bytes()),
              false, false, 0);
     return;
   }
@@ -909,7 +659,7 @@ void PlainHttpClient::complete(Xfer* x, int code, std::string message, bool keep
   r.code = static_cast<CURLcode>(code);
   r.curl_error = std::move(message);
   r.cancelled = cancelled;
-  r.http_status = x->status;
+  r.http_status = x->decoder.status();
   r.connect_ms = x->fresh_conn && x->connected_ns >= 0 ? ms_since(x->start_ns, x->connected_ns) : 0;
   r.pretransfer_ms = x->connected_ns >= 0 ? ms_since(x->start_ns, x->connected_ns) : 0;
   r.ttfb_ms = x->first_byte_ns >= 0 ? ms_since(x->start_ns, x->first_byte_ns) : 0;

@@ -1,7 +1,7 @@
 // The transport's fast path: a plain-HTTP/1.1 client on the EventLoop, for http:// URLs without a
 // proxy (libcurl keeps TLS, HTTP/2 and proxies; client/transport.h picks the path per request).
-// One request at a time per connection, keep-alive connections reused, bodies framed by
-// Content-Length, chunked transfer coding or the end of the connection.
+// One request at a time per connection, keep-alive connections reused; the response's framing
+// (Content-Length, chunked transfer coding or the end of the connection) is client/http1_decoder.h.
 //
 // Why it exists: under request churn libcurl's per-transfer set-up and per-read work was half of a
 // minimal epoll client's whole cost per event (docs/BENCHMARKS.md, issue 12). This client makes one
@@ -83,10 +83,6 @@ class PlainHttpClient {
   void read_ready(Conn* c);
   // Feeds response bytes; returns false when the transfer ended inside (x is gone then).
   bool feed(Xfer* x, const char* data, size_t n, int64_t t_ns);
-  bool feed_body(Xfer* x, const char* data, size_t n, int64_t t_ns);
-  // Parses the head in x->head[0, end): 1 final response, 0 an interim 1xx, -1 failed (x is gone).
-  int parse_head(Xfer* x, size_t end);
-  bool deliver(Xfer* x, const char* data, size_t n, int64_t t_ns);
   void on_eof(Xfer* x);
   // A reused connection that failed before any response byte: retry once on a fresh one.
   bool retry_fresh(Xfer* x);
@@ -110,7 +106,6 @@ class PlainHttpClient {
   std::vector<Conn*> free_conns_;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
   std::string read_buf_;
-  std::string scratch_;     // body bytes that came with the head
   bool starting_ = false;   // inside start(): failures are reported on the next loop turn
   size_t in_flight_ = 0;
   uint64_t body_bytes_ = 0;
