@@ -20,11 +20,12 @@ import sys
 root = pathlib.Path(__file__).resolve().parent.parent
 binary = root / "build" / "tokperf"
 engine_name = ""  # set from --engine: only that preset's calibration points are replayed
+data_dir = root / "data/validation"  # set from --data
 
 
 def evaluate(knobs, engine_ids):
     cmd = [str(binary), "sim", "validate", "--split", "calibration", "--json",
-           "--data", str(root / "data/validation"), "--engine", engine_name]
+           "--data", str(data_dir), "--engine", engine_name]
     for k, v in knobs.items():
         cmd += ["--knob", f"{k}={v:.9g}"]
     out = subprocess.run(cmd, capture_output=True, text=True)
@@ -57,12 +58,15 @@ def main():
                     default=[0, 0.25, 0.5, 0.7, 0.85, 1.15, 1.4, 2, 4],
                     help="multipliers tried around each knob's current value")
     ap.add_argument("--binary", default=str(root / "build" / "tokperf"), help="the tokperf to run (default build/tokperf)")
+    ap.add_argument("--data", default=str(root / "data/validation"),
+                    help="the validation set (default data/validation)")
     a = ap.parse_args()
-    global engine_name, binary
+    global engine_name, binary, data_dir
     engine_name = a.engine
     binary = pathlib.Path(a.binary)
-    points = [json.loads(l) for l in open(root / "data/validation/points.jsonl") if l.strip()]
-    split = json.load(open(root / "data/validation/split.json"))
+    data_dir = pathlib.Path(a.data)
+    points = [json.loads(l) for l in open(data_dir / "points.jsonl") if l.strip()]
+    split = json.load(open(data_dir / "split.json"))
     ids = {p["id"] for p in points if p.get("sim_engine", p["engine"]) == a.engine and p["id"] in split["calibration"]}
     knobs = {k.split("=")[0]: float(k.split("=")[1]) for k in a.knob}
     fixed = {k.split("=")[0]: float(k.split("=")[1]) for k in a.fixed}

@@ -9,9 +9,9 @@ inline constexpr int kHeldOutRuns = 12;
 inline constexpr int kTtftN = 11;
 inline constexpr double kTtftMedianAbsPct = 18.6;
 inline constexpr int kTpotN = 7;
-inline constexpr double kTpotMedianAbsPct = 5.4;
+inline constexpr double kTpotMedianAbsPct = 2.5;
 inline constexpr int kOutputN = 10;
-inline constexpr double kOutputMedianAbsPct = 8.5;
+inline constexpr double kOutputMedianAbsPct = 4.3;
 inline constexpr double kWorstRatio = 2.35;
 
 }  // namespace tokperf::sim::accuracy

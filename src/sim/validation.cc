@@ -196,11 +196,14 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       c.max_num_seqs = static_cast<int64_t>(value);
     } else if (name == "max_num_batched_tokens") {
       c.max_num_batched_tokens = static_cast<int64_t>(value);
+    } else if (name == "enable_chunked_prefill") {
+      if (value != 0 && value != 1) return Error{"knob 'enable_chunked_prefill' takes 0 or 1"};
+      c.enable_chunked_prefill = value == 1;
     } else {
       std::string known;
       for (const auto& [n, _] : doubles) known += n + ", ";
       return Error{"unknown knob '" + name + "'; accepted: " + known +
-                   "max_num_seqs, max_num_batched_tokens"};
+                   "max_num_seqs, max_num_batched_tokens, enable_chunked_prefill"};
     }
   }
   return Status::Ok();

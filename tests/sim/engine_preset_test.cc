@@ -8,7 +8,7 @@ namespace tokperf::sim {
 namespace {
 
 TEST(EnginePreset, EveryNamedPresetIsFoundAndUnknownOnesListTheAccepted) {
-  for (const char* name : {"vllm", "sglang", "trtllm", "nim"}) {
+  for (const char* name : {"vllm", "vllm-v0", "vllm-v0.6", "sglang", "trtllm", "nim"}) {
     auto p = find_engine_preset(name);
     ASSERT_TRUE(p.ok()) << name;
     EXPECT_EQ(p->name, name);
@@ -17,7 +17,7 @@ TEST(EnginePreset, EveryNamedPresetIsFoundAndUnknownOnesListTheAccepted) {
   auto bad = find_engine_preset("tgi");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("'tgi'"), std::string::npos);
-  EXPECT_NE(bad.error().find("vllm, vllm-v0, sglang, trtllm, nim"), std::string::npos);
+  EXPECT_NE(bad.error().find("vllm, vllm-v0, vllm-v0.6, sglang, trtllm, nim"), std::string::npos);
 }
 
 TEST(EnginePreset, VllmIsTheDefaultKnobsAndConfig) {
@@ -56,13 +56,42 @@ TEST(EnginePreset, VllmTakesItsBatchLimitsFromTheGpuAsVllmV1Does) {
   big->memory_bytes = 69.0 * 1024 * 1024 * 1024;
   EXPECT_EQ(vllm.for_gpu(*big).config.max_num_batched_tokens, 2048);
   // The other presets keep their own limits on any GPU.
-  for (const char* name : {"vllm-v0", "sglang", "trtllm", "nim"}) {
+  for (const char* name : {"vllm-v0", "vllm-v0.6", "sglang", "trtllm", "nim"}) {
     const EnginePreset p = find_engine_preset(name).value();
     const EnginePreset on = find_engine_preset(name, find_gpu("rtx4090").value()).value();
     EXPECT_EQ(on.config.max_num_batched_tokens, p.config.max_num_batched_tokens) << name;
     EXPECT_EQ(on.config.max_num_seqs, p.config.max_num_seqs) << name;
   }
   EXPECT_FALSE(find_engine_preset("tgi", find_gpu("h100").value()).ok());
+}
+
+// vLLM 0.6.0 with --num-scheduler-steps 10 is vLLM 0.5.4's engine with the per-step CPU work
+// spread over the scheduler steps: the same deployment decodes faster by exactly the difference in
+// step overhead, and nothing else differs (no chunked prefill in either; 0.6.0's multi-step did not
+// combine with it).
+TEST(EnginePreset, VllmV06IsVllmV0WithLessCpuTimePerStep) {
+  const EnginePreset v0 = find_engine_preset("vllm-v0").value();
+  const EnginePreset v06 = find_engine_preset("vllm-v0.6").value();
+  EXPECT_LT(v06.knobs.step_overhead_s, v0.knobs.step_overhead_s);
+  EXPECT_FALSE(v0.config.enable_chunked_prefill);
+  EXPECT_FALSE(v06.config.enable_chunked_prefill);
+  EXPECT_EQ(v06.config.max_num_seqs, v0.config.max_num_seqs);
+  EXPECT_EQ(v06.knobs.request_overhead_s, v0.knobs.request_overhead_s);
+  EXPECT_EQ(v06.knobs.cold_start_s, v0.knobs.cold_start_s);
+  EXPECT_EQ(v06.knobs.bandwidth_efficiency, v0.knobs.bandwidth_efficiency);
+  EXPECT_EQ(v06.knobs.w8a8_compute_efficiency, v0.knobs.w8a8_compute_efficiency);
+
+  const Deployment d{find_model("llama-3.1-8b").value(), find_gpu("h100").value(), DType::kBf16,
+                     DType::kBf16, 1};
+  const CostModel old_loop(d, v0.knobs), multi_step(d, v06.knobs);
+  StepShape decode;
+  for (int i = 0; i < 8; ++i) decode.add(1, 500, true);
+  EXPECT_NEAR(old_loop.step_time_s(decode) - multi_step.step_time_s(decode),
+              v0.knobs.step_overhead_s - v06.knobs.step_overhead_s, 1e-9);
+  StepShape prefill;
+  prefill.add(1000, 0, true);
+  EXPECT_NEAR(old_loop.step_time_s(prefill) - multi_step.step_time_s(prefill),
+              v0.knobs.step_overhead_s - v06.knobs.step_overhead_s, 1e-9);
 }
 
 TEST(EnginePreset, NimStoresFp8KvForFp8WeightsWhereVllmKeeps16Bit) {

@@ -148,6 +148,11 @@ TEST(Validation, KnobOverridesNameTheUnknownKnob) {
   const Status bad = apply_knob_overrides({{"warp_speed", 9}}, p);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("'warp_speed'"), std::string::npos);
+  // A switch of the engine config: 0 or 1, nothing else.
+  ASSERT_TRUE(p.config.enable_chunked_prefill);
+  ASSERT_TRUE(apply_knob_overrides({{"enable_chunked_prefill", 0}}, p).ok());
+  EXPECT_FALSE(p.config.enable_chunked_prefill);
+  EXPECT_FALSE(apply_knob_overrides({{"enable_chunked_prefill", 0.5}}, p).ok());
 }
 
 TEST(Validation, BadSetFilesAreRefusedWithTheReason) {
