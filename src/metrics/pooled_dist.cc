@@ -1,6 +1,7 @@
 #include "metrics/pooled_dist.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -69,12 +70,28 @@ void PooledDist::add_bucket(double v, int64_t count) {
     return;
   }
   int e = 0;
-  const double m = std::frexp(v, &e);
-  auto sub = static_cast<int64_t>((m - 0.5) * 2 * static_cast<double>(sub_buckets_));
-  sub = std::clamp<int64_t>(sub, 0, sub_buckets_ - 1);
-  std::vector<int64_t>& chunk = octaves_[e];
-  if (chunk.empty()) chunk.resize(static_cast<size_t>(sub_buckets_), 0);
-  chunk[static_cast<size_t>(sub)] += count;
+  int64_t sub = 0;
+  const auto bits = std::bit_cast<uint64_t>(v);
+  const auto biased = static_cast<int>(bits >> 52);  // v > 0: no sign bit
+  if (biased != 0 && sub_bits_ >= 0) {
+    // A normal double: frexp's exponent is the biased one less 1022, and (m - 0.5) * 2 is the
+    // stored fraction, so the sub-bucket (sub_buckets_ a power of two) is the fraction's top bits:
+    // the same bucket as the frexp arithmetic below, without the library call.
+    e = biased - 1022;
+    sub = static_cast<int64_t>((bits & ((uint64_t{1} << 52) - 1)) >> (52 - sub_bits_));
+  } else {
+    const double m = std::frexp(v, &e);
+    sub = static_cast<int64_t>((m - 0.5) * 2 * static_cast<double>(sub_buckets_));
+    sub = std::clamp<int64_t>(sub, 0, sub_buckets_ - 1);
+  }
+  // Gaps cluster in a few octaves: the last one used is looked up without the map.
+  if (e != last_octave_ || last_chunk_ == nullptr) {
+    std::vector<int64_t>& chunk = octaves_[e];
+    if (chunk.empty()) chunk.resize(static_cast<size_t>(sub_buckets_), 0);
+    last_octave_ = e;
+    last_chunk_ = chunk.data();
+  }
+  last_chunk_[sub] += count;
 }
 
 template <typename F>

@@ -12,9 +12,11 @@
 #pragma once
 
 #include <cstddef>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "metrics/stats.h"
@@ -33,7 +35,51 @@ class PooledDist {
   // `sub_buckets` (a power of two up to 2^20) trades precision for memory once spilled; merge()
   // needs equal settings.
   explicit PooledDist(size_t exact_limit = kDefaultExactLimit, int sub_buckets = kSubBuckets)
-      : exact_limit_(exact_limit), sub_buckets_(sub_buckets) {}
+      : exact_limit_(exact_limit),
+        sub_buckets_(sub_buckets),
+        sub_bits_(std::has_single_bit(static_cast<unsigned>(sub_buckets))
+                      ? std::countr_zero(static_cast<unsigned>(sub_buckets))
+                      : -1) {}
+  // Copies and moves must not carry the octave cache (it points into the source's chunks).
+  PooledDist(const PooledDist& o) { *this = o; }
+  PooledDist& operator=(const PooledDist& o) {
+    if (this != &o) {
+      exact_limit_ = o.exact_limit_;
+      sub_buckets_ = o.sub_buckets_;
+      sub_bits_ = o.sub_bits_;
+      spilled_ = o.spilled_;
+      exact_ = o.exact_;
+      octaves_ = o.octaves_;
+      others_ = o.others_;
+      n_ = o.n_;
+      mean_ = o.mean_;
+      m2_ = o.m2_;
+      min_ = o.min_;
+      max_ = o.max_;
+      last_chunk_ = nullptr;
+    }
+    return *this;
+  }
+  PooledDist(PooledDist&& o) noexcept { *this = std::move(o); }
+  PooledDist& operator=(PooledDist&& o) noexcept {
+    if (this != &o) {
+      exact_limit_ = o.exact_limit_;
+      sub_buckets_ = o.sub_buckets_;
+      sub_bits_ = o.sub_bits_;
+      spilled_ = o.spilled_;
+      exact_ = std::move(o.exact_);
+      octaves_ = std::move(o.octaves_);
+      others_ = std::move(o.others_);
+      n_ = o.n_;
+      mean_ = o.mean_;
+      m2_ = o.m2_;
+      min_ = o.min_;
+      max_ = o.max_;
+      last_chunk_ = nullptr;
+      o.last_chunk_ = nullptr;
+    }
+    return *this;
+  }
   // The largest relative error of a percentile once spilled.
   double max_relative_error() const { return 1.0 / (2.0 * sub_buckets_); }
 
@@ -64,6 +110,7 @@ class PooledDist {
 
   size_t exact_limit_;
   int sub_buckets_;
+  int sub_bits_;  // log2(sub_buckets_), -1 when it is not a power of two
   bool spilled_ = false;
   std::vector<double> exact_;
   // Histogram: positive finite values in per-octave chunks of sub_buckets_ counts (by frexp
@@ -73,6 +120,8 @@ class PooledDist {
   int64_t n_ = 0;
   double mean_ = 0, m2_ = 0;  // Welford's running mean and sum of squared deviations
   double min_ = 0, max_ = 0;
+  int last_octave_ = 0;              // the octave add_bucket used last,
+  int64_t* last_chunk_ = nullptr;    // and its counts (map nodes never move)
 };
 
 }  // namespace tokperf

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -101,6 +103,65 @@ TEST(PooledDist, MergeEqualsOneThatSawEveryValue) {
     EXPECT_EQ(m.max, s.max);
     EXPECT_NEAR(m.mean, s.mean, 1e-12 * s.mean);
   }
+}
+
+// The reference for a spilled percentile, from the documented rule: every value replaced by its
+// bucket's midpoint (frexp exponent, 2048 linear sub-buckets of the mantissa), clamped to
+// [min, max], ranks interpolated as numpy's linear method does (min and max at the ends).
+double reference_percentile(std::vector<double> v, double q) {
+  const double lo = *std::min_element(v.begin(), v.end());
+  const double hi = *std::max_element(v.begin(), v.end());
+  std::vector<double> mids;
+  for (double x : v) {
+    int e = 0;
+    const double m = std::frexp(x, &e);
+    auto sub = static_cast<int64_t>((m - 0.5) * 2 * PooledDist::kSubBuckets);
+    sub = std::clamp<int64_t>(sub, 0, PooledDist::kSubBuckets - 1);
+    const double mid = std::ldexp(0.5 + (static_cast<double>(sub) + 0.5) / (2.0 * PooledDist::kSubBuckets), e);
+    mids.push_back(std::clamp(mid, lo, hi));
+  }
+  std::sort(mids.begin(), mids.end());
+  mids.front() = lo;
+  mids.back() = hi;
+  return percentile(mids, q);
+}
+
+TEST(PooledDist, SpilledBucketsAreTheFrexpBucketsForNormalAndSubnormalValues) {
+  // Values over many octaves, at bucket edges, and below the normal range (subnormals), so both
+  // of add_bucket's paths (the mantissa bits and frexp) and the octave cache's switches are used.
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(-40.0, 40.0);
+  std::vector<double> v;
+  for (int i = 0; i < 4000; ++i) v.push_back(std::exp2(u(rng)));
+  for (int k = 0; k < 64; ++k) v.push_back(std::ldexp(1.0 + k / 2048.0, k % 7));  // bucket edges
+  for (int k = 1; k < 50; ++k) v.push_back(std::numeric_limits<double>::denorm_min() * k * 977);
+  PooledDist d(100);
+  for (double x : v) d.add(x);
+  ASSERT_FALSE(d.exact());
+  for (double q : {0.0, 0.1, 1.0, 5.0, 25.0, 50.0, 75.0, 90.0, 99.0, 99.9, 100.0}) {
+    EXPECT_EQ(d.percentile(q), reference_percentile(v, q)) << "q " << q;
+  }
+}
+
+TEST(PooledDist, CopiesAndMovesOfASpilledOneKeepCountingIntoTheirOwnBuckets) {
+  const std::vector<double> a = lognormal_sample(3000, 11), b = lognormal_sample(3000, 12);
+  PooledDist all(1000);
+  for (double x : a) all.add(x);
+  for (double x : b) all.add(x);
+
+  PooledDist first(1000);
+  for (double x : a) first.add(x);
+  PooledDist copy = first;             // copied after spilling
+  PooledDist moved = std::move(first);  // and moved
+  for (double x : b) copy.add(x);
+  for (double x : b) moved.add(x);
+  expect_same(copy.stats(), all.stats());
+  expect_same(moved.stats(), all.stats());
+  PooledDist assigned(1000);
+  assigned = copy;
+  assigned.add(1.0);
+  copy.add(1.0);
+  expect_same(assigned.stats(), copy.stats());
 }
 
 TEST(DriftAccumulator, BucketedPastItsBoundGivesTheExactVerdict) {
