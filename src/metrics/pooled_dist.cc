@@ -85,13 +85,13 @@ void PooledDist::add_bucket(double v, int64_t count) {
     sub = std::clamp<int64_t>(sub, 0, sub_buckets_ - 1);
   }
   // Gaps cluster in a few octaves: the last one used is looked up without the map.
-  if (e != last_octave_ || last_chunk_ == nullptr) {
+  if (e != last_.octave || last_.chunk == nullptr) {
     std::vector<int64_t>& chunk = octaves_[e];
     if (chunk.empty()) chunk.resize(static_cast<size_t>(sub_buckets_), 0);
-    last_octave_ = e;
-    last_chunk_ = chunk.data();
+    last_.octave = e;
+    last_.chunk = chunk.data();
   }
-  last_chunk_[sub] += count;
+  last_.chunk[sub] += count;
 }
 
 template <typename F>

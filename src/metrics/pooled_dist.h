@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <map>
 #include <span>
-#include <utility>
 #include <vector>
 
 #include "metrics/stats.h"
@@ -40,46 +39,6 @@ class PooledDist {
         sub_bits_(std::has_single_bit(static_cast<unsigned>(sub_buckets))
                       ? std::countr_zero(static_cast<unsigned>(sub_buckets))
                       : -1) {}
-  // Copies and moves must not carry the octave cache (it points into the source's chunks).
-  PooledDist(const PooledDist& o) { *this = o; }
-  PooledDist& operator=(const PooledDist& o) {
-    if (this != &o) {
-      exact_limit_ = o.exact_limit_;
-      sub_buckets_ = o.sub_buckets_;
-      sub_bits_ = o.sub_bits_;
-      spilled_ = o.spilled_;
-      exact_ = o.exact_;
-      octaves_ = o.octaves_;
-      others_ = o.others_;
-      n_ = o.n_;
-      mean_ = o.mean_;
-      m2_ = o.m2_;
-      min_ = o.min_;
-      max_ = o.max_;
-      last_chunk_ = nullptr;
-    }
-    return *this;
-  }
-  PooledDist(PooledDist&& o) noexcept { *this = std::move(o); }
-  PooledDist& operator=(PooledDist&& o) noexcept {
-    if (this != &o) {
-      exact_limit_ = o.exact_limit_;
-      sub_buckets_ = o.sub_buckets_;
-      sub_bits_ = o.sub_bits_;
-      spilled_ = o.spilled_;
-      exact_ = std::move(o.exact_);
-      octaves_ = std::move(o.octaves_);
-      others_ = std::move(o.others_);
-      n_ = o.n_;
-      mean_ = o.mean_;
-      m2_ = o.m2_;
-      min_ = o.min_;
-      max_ = o.max_;
-      last_chunk_ = nullptr;
-      o.last_chunk_ = nullptr;
-    }
-    return *this;
-  }
   // The largest relative error of a percentile once spilled.
   double max_relative_error() const { return 1.0 / (2.0 * sub_buckets_); }
 
@@ -120,8 +79,23 @@ class PooledDist {
   int64_t n_ = 0;
   double mean_ = 0, m2_ = 0;  // Welford's running mean and sum of squared deviations
   double min_ = 0, max_ = 0;
-  int last_octave_ = 0;              // the octave add_bucket used last,
-  int64_t* last_chunk_ = nullptr;    // and its counts (map nodes never move)
+  // The octave add_bucket used last and its counts (map nodes never move). A copy or a move
+  // starts it empty, and a move empties the source's, so it never points into another's map.
+  struct OctaveCache {
+    int octave = 0;
+    int64_t* chunk = nullptr;
+    OctaveCache() = default;
+    OctaveCache(const OctaveCache&) {}
+    OctaveCache(OctaveCache&& o) noexcept { o.chunk = nullptr; }
+    OctaveCache& operator=(const OctaveCache&) {
+      chunk = nullptr;
+      return *this;
+    }
+    OctaveCache& operator=(OctaveCache&& o) noexcept {
+      chunk = o.chunk = nullptr;
+      return *this;
+    }
+  } last_;
 };
 
 }  // namespace tokperf
