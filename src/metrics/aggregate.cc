@@ -79,11 +79,13 @@ bool LevelAccumulator::add(const RequestTimeline& t, const RequestMetrics& m) {
       n_events > 0 && m.output_tokens > 0
           ? static_cast<double>(m.output_tokens) / static_cast<double>(n_events)
           : 1.0;
+  per_token_scratch_.clear();
   for (size_t i = 1; i < n_events; ++i) {
     const int32_t k = t.token_events[i].tokens;
     const double carried = per_event_known && k > 0 ? k : std::max(mean_per_chunk, 1e-9);
-    itl_per_token_.add(m.itl_ms[i - 1] / carried);
+    per_token_scratch_.push_back(m.itl_ms[i - 1] / carried);
   }
+  itl_per_token_.add(per_token_scratch_);
   return true;
 }
 

@@ -110,6 +110,7 @@ class LevelAccumulator {
   std::vector<double> ttft_, ttfo_, tpot_, e2e_, queue_, ttft_int_, e2e_int_;
   // Pooled gaps (hundreds per request): exact up to a bound, then a fine histogram.
   PooledDist itl_, itl_per_token_;
+  std::vector<double> per_token_scratch_;  // one request's per-token gaps, reused
 };
 
 // Summarises the measured requests (phase == kMeasure, matching params.level) of `records`.

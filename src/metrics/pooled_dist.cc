@@ -46,22 +46,76 @@ double lerp(double a, double b, double t) {
 
 void PooledDist::add(double v) {
   if (std::isnan(v)) return;
-  if (n_ == 0) {
-    min_ = max_ = v;
-  } else {
-    min_ = std::min(min_, v);
-    max_ = std::max(max_, v);
-  }
   ++n_;
+  if (!spilled_) {
+    exact_.push_back(v);
+    if (exact_.size() > exact_limit_) spill();
+    return;
+  }
+  min_ = std::min(min_, v);
+  max_ = std::max(max_, v);
   const double d = v - mean_;
   mean_ += d / static_cast<double>(n_);
   m2_ += d * (v - mean_);
-  if (spilled_) {
-    add_bucket(v, 1);
-    return;
+  add_bucket(v, 1);
+}
+
+void PooledDist::add(std::span<const double> values) {
+  size_t i = 0;
+  while (i < values.size() && !spilled_) add(values[i++]);
+  if (i == values.size()) return;
+  const std::span<const double> rest = values.subspan(i);
+  for (double v : rest) {
+    if (!std::isnan(v)) add_bucket(v, 1);
   }
-  exact_.push_back(v);
-  if (exact_.size() > exact_limit_) spill();
+  const Moments b = fold(rest);
+  merge_moments(b);
+  n_ += b.n;
+}
+
+PooledDist::Moments PooledDist::fold(std::span<const double> values) {
+  // Two passes (the sum, then squared deviations from the mean): no division per value, and no
+  // less accurate than a running update.
+  Moments m;
+  double sum = 0;
+  for (double v : values) {
+    if (std::isnan(v)) continue;
+    if (m.n == 0) {
+      m.min = m.max = v;
+    } else {
+      m.min = std::min(m.min, v);
+      m.max = std::max(m.max, v);
+    }
+    ++m.n;
+    sum += v;
+  }
+  if (m.n == 0) return m;
+  m.mean = sum / static_cast<double>(m.n);
+  for (double v : values) {
+    if (!std::isnan(v)) m.m2 += (v - m.mean) * (v - m.mean);
+  }
+  return m;
+}
+
+PooledDist::Moments PooledDist::moments() const {
+  if (!spilled_) return fold(exact_);
+  return Moments{n_, mean_, m2_, min_, max_};
+}
+
+void PooledDist::merge_moments(const Moments& o) {
+  // The running moments hold n_ values (n_ not yet counting o's).
+  if (o.n == 0) return;
+  if (n_ == 0) {
+    min_ = o.min;
+    max_ = o.max;
+  } else {
+    min_ = std::min(min_, o.min);
+    max_ = std::max(max_, o.max);
+  }
+  const double na = static_cast<double>(n_), nb = static_cast<double>(o.n);
+  const double d = o.mean - mean_;
+  mean_ += d * nb / (na + nb);
+  m2_ += o.m2 + d * d * na * nb / (na + nb);
 }
 
 void PooledDist::add_bucket(double v, int64_t count) {
@@ -111,6 +165,11 @@ void PooledDist::for_each_bucket(F&& f) const {
 }
 
 void PooledDist::spill() {
+  const Moments m = fold(exact_);
+  mean_ = m.mean;
+  m2_ = m.m2;
+  min_ = m.min;
+  max_ = m.max;
   for (double v : exact_) add_bucket(v, 1);
   std::vector<double>().swap(exact_);
   spilled_ = true;
@@ -118,24 +177,14 @@ void PooledDist::spill() {
 
 void PooledDist::merge(const PooledDist& o) {
   if (o.n_ == 0) return;
-  if (n_ == 0) {
-    min_ = o.min_;
-    max_ = o.max_;
-  } else {
-    min_ = std::min(min_, o.min_);
-    max_ = std::max(max_, o.max_);
-  }
-  // Chan et al.'s pairwise update of the running mean and squared deviations.
-  const double na = static_cast<double>(n_), nb = static_cast<double>(o.n_);
-  const double d = o.mean_ - mean_;
-  mean_ += d * nb / (na + nb);
-  m2_ += o.m2_ + d * d * na * nb / (na + nb);
-  n_ += o.n_;
   if (!spilled_ && !o.spilled_ && exact_.size() + o.exact_.size() <= exact_limit_) {
     exact_.insert(exact_.end(), o.exact_.begin(), o.exact_.end());
+    n_ += o.n_;
     return;
   }
   if (!spilled_) spill();
+  merge_moments(o.moments());
+  n_ += o.n_;
   for (double v : o.exact_) add_bucket(v, 1);
   o.for_each_bucket([this](double mid, int64_t c) { add_bucket(mid, c); });
 }

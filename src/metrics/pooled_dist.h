@@ -43,9 +43,10 @@ class PooledDist {
   double max_relative_error() const { return 1.0 / (2.0 * sub_buckets_); }
 
   void add(double v);  // NaN is ignored
-  void add(std::span<const double> values) {
-    for (double v : values) add(v);
-  }
+  // The same values as add() one by one would hold; once spilled, their moments are folded in as
+  // one batch (one division for the batch, not one per value), so mean and std can differ from
+  // the one-by-one fold in the last bits.
+  void add(std::span<const double> values);
   void merge(const PooledDist& other);
 
   int64_t count() const { return n_; }
@@ -59,6 +60,15 @@ class PooledDist {
   double mean() const;
 
  private:
+  // n, mean, sum of squared deviations, min, max: kept running once spilled; while exact, computed
+  // from exact_ when needed (at the spill, or when merged into a spilled one).
+  struct Moments {
+    int64_t n = 0;
+    double mean = 0, m2 = 0, min = 0, max = 0;
+  };
+  Moments moments() const;
+  static Moments fold(std::span<const double> values);  // two-pass; NaN skipped
+  void merge_moments(const Moments& o);  // Chan et al.'s pairwise update into the running ones
   void spill();
   void add_bucket(double v, int64_t count);
   template <typename F>
@@ -77,7 +87,9 @@ class PooledDist {
   std::map<int, std::vector<int64_t>> octaves_;
   std::map<int64_t, int64_t> others_;
   int64_t n_ = 0;
-  double mean_ = 0, m2_ = 0;  // Welford's running mean and sum of squared deviations
+  // Once spilled: Welford's running mean and sum of squared deviations, min and max (while exact
+  // they are not kept: the values are).
+  double mean_ = 0, m2_ = 0;
   double min_ = 0, max_ = 0;
   // The octave add_bucket used last and its counts (map nodes never move). A copy or a move
   // starts it empty, and a move empties the source's, so it never points into another's map.

@@ -105,6 +105,55 @@ TEST(PooledDist, MergeEqualsOneThatSawEveryValue) {
   }
 }
 
+TEST(PooledDist, ABatchHoldsWhatOneByOneHolds) {
+  // Batches (one request's gaps) fold their moments in at once once spilled: the same buckets,
+  // so the same percentiles; mean and std the same to rounding; NaN ignored either way.
+  std::vector<double> v = lognormal_sample(50'000, 21);
+  for (size_t i = 0; i < v.size(); i += 777) v[i] = std::nan("");
+  for (size_t bound : {size_t{1'000'000}, size_t{3000}, size_t{1}}) {
+    PooledDist one(bound), batched(bound);
+    for (double x : v) one.add(x);
+    for (size_t i = 0; i < v.size(); i += 127) {
+      batched.add(std::span<const double>(v).subspan(i, std::min<size_t>(127, v.size() - i)));
+    }
+    ASSERT_EQ(one.exact(), batched.exact()) << bound;
+    const DistStats a = one.stats(), b = batched.stats();
+    EXPECT_EQ(a.count, b.count);
+    EXPECT_EQ(a.min, b.min);
+    EXPECT_EQ(a.max, b.max);
+    for (auto f : {&DistStats::p50, &DistStats::p90, &DistStats::p99, &DistStats::p999}) {
+      EXPECT_EQ(a.*f, b.*f) << bound;
+    }
+    for (size_t i = 0; i < 5; ++i) EXPECT_EQ(a.ci95[i].lower, b.ci95[i].lower) << bound;
+    EXPECT_NEAR(a.mean, b.mean, 1e-12 * a.mean) << bound;
+    EXPECT_NEAR(a.std, b.std, 1e-9 * a.std) << bound;
+  }
+}
+
+TEST(PooledDist, MergingAnEmptyOrExactOneIntoASpilledOneKeepsMinMaxAndMoments) {
+  const std::vector<double> a = lognormal_sample(4000, 31), b = lognormal_sample(300, 32);
+  PooledDist spilled(1000), exact(100000), empty(1000), all(1000);
+  spilled.add(a);
+  exact.add(b);
+  all.add(a);
+  all.add(b);
+  spilled.merge(empty);
+  spilled.merge(exact);
+  const DistStats m = spilled.stats(), s = all.stats();
+  EXPECT_EQ(m.count, s.count);
+  EXPECT_EQ(m.min, s.min);
+  EXPECT_EQ(m.max, s.max);
+  EXPECT_EQ(m.p50, s.p50);
+  EXPECT_NEAR(m.mean, s.mean, 1e-12 * s.mean);
+  EXPECT_NEAR(m.std, s.std, 1e-9 * s.std);
+  // And an empty one that takes a spilled one.
+  PooledDist e2(1000);
+  e2.merge(spilled);
+  EXPECT_EQ(e2.stats().min, s.min);
+  EXPECT_EQ(e2.stats().max, s.max);
+  EXPECT_EQ(e2.count(), s.count);
+}
+
 // The reference for a spilled percentile, from the documented rule: every value replaced by its
 // bucket's midpoint (frexp exponent, 2048 linear sub-buckets of the mantissa), clamped to
 // [min, max], ranks interpolated as numpy's linear method does (min and max at the ends).
