@@ -225,7 +225,7 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   return report_run(config, outcome, recorder, notes, json, "bench");
 }
 
-int report_run(const BenchConfig& config, const RunOutcome& outcome, const RunRecorder& recorder,
+int report_run(const BenchConfig& config, const RunOutcome& outcome, RunRecorder& recorder,
                const std::vector<std::string>& notes, bool json, const char* command) {
   std::FILE* out = json ? stderr : stdout;
   const bool completed = outcome.completed;
@@ -294,7 +294,7 @@ int report_run(const BenchConfig& config, const RunOutcome& outcome, const RunRe
     if (!ts) fmt::print(stderr, "tokperf: cannot write timeseries.csv: {}\n", ts.error());
     Status st = write_json_file(config.out_dir + "/summary.json", summary);
     if (!st) fmt::print(stderr, "tokperf: cannot write summary.json: {}\n", st.error());
-    Status html = write_report_html(config.out_dir);
+    Status html = write_report_html(config.out_dir, ReportOptions{}, recorder.report_sample());
     if (!html) fmt::print(stderr, "tokperf: cannot write report.html: {}\n", html.error());
     fmt::print(out, "wrote {}/: summary.json, requests.jsonl, timeseries.csv{}\n", config.out_dir,
                html ? ", report.html" : "");

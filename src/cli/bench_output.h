@@ -43,7 +43,7 @@ class RunRecorder;
 // config.out_dir (when set; requests.jsonl is the recorder's) and records the run in the history.
 // Returns the exit code as run_bench_load does. `recorder` was fed every record of the run once
 // (cli/run_recorder.h) and closed.
-int report_run(const BenchConfig& config, const RunOutcome& outcome, const RunRecorder& recorder,
+int report_run(const BenchConfig& config, const RunOutcome& outcome, RunRecorder& recorder,
                const std::vector<std::string>& notes, bool json, const char* command);
 
 // The result builder for config's levels and SLO (level labels and loads as the table shows them).

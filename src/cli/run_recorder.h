@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/level_result.h"
+#include "analysis/request_sample.h"
 #include "core/result.h"
 #include "load/bench_config.h"
 #include "metrics/request_record.h"
@@ -28,7 +29,8 @@ class RunRecorder {
 
   // Creates config.out_dir and opens requests.jsonl in it (nothing without out_dir). Throws
   // UsageError naming the folder when it cannot. flush_each_line: a live run hands every line to
-  // the kernel as it finishes (a crash loses nothing); a virtual-time run lets stdio buffer.
+  // the kernel as it finishes (a crash loses nothing); a virtual-time run lets stdio buffer, and
+  // its lines are formatted and written by a writer thread (RequestsJsonlWriter::set_background).
   void open_output(bool flush_each_line = true);
   // The origin of the time series' one-second windows: the run's start on the records' clock.
   // Set it before the first add().
@@ -44,6 +46,9 @@ class RunRecorder {
   // Requests that can feed the server view (all when scraping; else those with server timings).
   std::span<const servermetrics::RequestDigest> digests() const { return digests_; }
   int64_t records() const { return records_; }
+  // The records report.html draws its per-request figures from (ReportOptions::max_requests of
+  // them at most, picked as a reader of requests.jsonl picks them); only with an output folder.
+  RecordSampler* report_sample() { return out_dir_.empty() ? nullptr : &report_sample_; }
 
  private:
   bool keep_all_digests_;
@@ -52,6 +57,7 @@ class RunRecorder {
   std::vector<servermetrics::RequestDigest> digests_;
   RequestsJsonlWriter jsonl_;
   std::string out_dir_;
+  RecordSampler report_sample_;
   Status write_status_ = Status::Ok();
   RequestMetrics last_{};
   int64_t records_ = 0;

@@ -294,8 +294,8 @@ std::string render_report_html(const SavedRun& run, const ReportOptions& o) {
   return html;
 }
 
-Status write_report_html(const std::string& dir, const ReportOptions& o) {
-  Result<SavedRun> run = load_run(dir, o.max_requests);
+Status write_report_html(const std::string& dir, const ReportOptions& o, RecordSampler* kept) {
+  Result<SavedRun> run = load_run(dir, o.max_requests, kept);
   if (!run) return Error{run.error()};
   return write_text_file(dir + "/report.html", render_report_html(*run, o));
 }

@@ -38,8 +38,12 @@ struct ReportOptions {
 std::string render_report_html(const SavedRun& run, const ReportOptions& options = {});
 
 // Loads the run in `dir` (summary.json, requests.jsonl, timeseries.csv), renders it and writes
-// `dir`/report.html atomically. This is what bench calls after writing its outputs.
-Status write_report_html(const std::string& dir, const ReportOptions& options = {});
+// `dir`/report.html atomically. This is what bench calls after writing its outputs, handing over
+// `kept`: the sample of its records it kept while writing them (a RecordSampler bounded by
+// options.max_requests), so requests.jsonl is not read back; the page is the one `tokperf report`
+// renders from the files.
+Status write_report_html(const std::string& dir, const ReportOptions& options = {},
+                         RecordSampler* kept = nullptr);
 
 // The run's roofline (analysis/roofline.h) from options.deployment, else the deployment its config
 // recorded; nullopt when neither says what was measured. Fails when the deployment does not

@@ -6,8 +6,12 @@
 #include <cmath>
 #include <algorithm>
 #include <charconv>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <string_view>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -471,6 +475,129 @@ Status write_json_file(const std::string& path, const json& doc, int indent) {
   return Status::Ok();
 }
 
+// The writer thread of background mode and the batches it shares with the caller. A batch is
+// filled by the caller, formatted and written by the thread, then handed back for reuse (its
+// records' vectors keep their capacity, so a long run stops allocating).
+struct RequestsJsonlWriter::Background {
+  static constexpr size_t kBatch = 256;     // records per hand-over
+  static constexpr size_t kMaxBatches = 8;  // in flight at most: ~256 x 8 records in memory
+  struct Record {
+    RequestTimeline t;
+    RequestMetrics m;
+  };
+  struct Batch {
+    std::vector<Record> records;
+    size_t used = 0;
+  };
+
+  explicit Background(std::FILE* f, std::string path) : file(f), path(std::move(path)) {
+    thread = std::thread([this] { run(); });
+  }
+
+  // Caller side.
+  void add(const RequestTimeline& t, const RequestMetrics& m) {
+    if (current == nullptr) current = take_free();
+    Batch& b = *current;
+    if (b.used < b.records.size()) {
+      b.records[b.used].t = t;
+      b.records[b.used].m = m;
+    } else {
+      b.records.push_back(Record{t, m});
+    }
+    if (++b.used == kBatch) hand_over();
+  }
+  // The first write error so far (Ok while none).
+  Status status() {
+    std::lock_guard lock(mu);
+    return error;
+  }
+  // Writes what is left, stops the thread; the first error, if any, and the lines written.
+  Status finish() {
+    if (current != nullptr && current->used > 0) hand_over();
+    {
+      std::lock_guard lock(mu);
+      done = true;
+    }
+    work.notify_one();
+    thread.join();
+    return error;
+  }
+
+  std::unique_ptr<Batch> take_free() {
+    std::unique_lock lock(mu);
+    room.wait(lock, [&] { return !spare.empty() || batches < kMaxBatches; });
+    if (spare.empty()) {
+      ++batches;
+      auto b = std::make_unique<Batch>();
+      b->records.reserve(kBatch);
+      return b;
+    }
+    auto b = std::move(spare.front());
+    spare.pop_front();
+    return b;
+  }
+  void hand_over() {
+    {
+      std::lock_guard lock(mu);
+      full.push_back(std::move(current));
+    }
+    work.notify_one();
+  }
+
+  // Writer thread.
+  void run() {
+    std::string text;
+    for (;;) {
+      std::unique_ptr<Batch> b;
+      {
+        std::unique_lock lock(mu);
+        work.wait(lock, [&] { return !full.empty() || done; });
+        if (full.empty()) return;
+        b = std::move(full.front());
+        full.pop_front();
+      }
+      bool failed;
+      {
+        std::lock_guard lock(mu);
+        failed = !error.ok();
+      }
+      if (!failed) {
+        text.clear();
+        for (size_t i = 0; i < b->used; ++i) {
+          append_request_record(text, b->records[i].t, b->records[i].m);
+          text.push_back('\n');
+        }
+        if (std::fwrite(text.data(), 1, text.size(), file) != text.size()) {
+          Status err = Error{fmt::format("cannot write '{}': {}", path, errno_text())};
+          std::lock_guard lock(mu);
+          error = std::move(err);
+        } else {
+          lines += static_cast<int64_t>(b->used);
+        }
+      }
+      b->used = 0;
+      {
+        std::lock_guard lock(mu);
+        spare.push_back(std::move(b));
+      }
+      room.notify_one();
+    }
+  }
+
+  std::FILE* file;
+  std::string path;
+  std::unique_ptr<Batch> current;  // the caller's, not shared
+  std::mutex mu;
+  std::condition_variable work, room;
+  std::deque<std::unique_ptr<Batch>> full, spare;
+  size_t batches = 0;
+  bool done = false;
+  Status error = Status::Ok();
+  int64_t lines = 0;  // the thread's until it has stopped
+  std::thread thread;
+};
+
+RequestsJsonlWriter::RequestsJsonlWriter() = default;
 RequestsJsonlWriter::~RequestsJsonlWriter() { (void)close(); }
 
 Status RequestsJsonlWriter::open(const std::string& path) {
@@ -482,13 +609,32 @@ Status RequestsJsonlWriter::open(const std::string& path) {
   return Status::Ok();
 }
 
+void RequestsJsonlWriter::set_background(bool on) {
+  if (on == (bg_ != nullptr) || file_ == nullptr) return;
+  if (on) {
+    // Whole batches go to the kernel in one write; a large buffer spares the copy for the rest.
+    std::setvbuf(file_, nullptr, _IOFBF, size_t{1} << 20);
+    bg_ = std::make_unique<Background>(file_, path_);
+  } else {
+    (void)bg_->finish();
+    lines_ += bg_->lines;
+    bg_.reset();
+  }
+}
+
 Status RequestsJsonlWriter::write(const RequestTimeline& t, const RequestMetrics& m) {
+  if (bg_ != nullptr) {
+    if (Status st = bg_->status(); !st) return st;
+    bg_->add(t, m);
+    return Status::Ok();
+  }
   line_.clear();
   append_request_record(line_, t, m);
   return write_text_line();
 }
 
 Status RequestsJsonlWriter::write_line(const json& record) {
+  if (bg_ != nullptr) return Error{"requests.jsonl writer: write_line() in background mode"};
   // replace: a server's invalid UTF-8 in an error message must not throw on the hot path.
   line_ = record.dump(-1, ' ', false, json::error_handler_t::replace);
   return write_text_line();
@@ -510,8 +656,15 @@ Status RequestsJsonlWriter::write_text_line() {
 
 Status RequestsJsonlWriter::close() {
   if (file_ == nullptr) return Status::Ok();
+  Status bg_status = Status::Ok();
+  if (bg_ != nullptr) {
+    bg_status = bg_->finish();
+    lines_ += bg_->lines;
+    bg_.reset();
+  }
   const bool ok = std::fclose(file_) == 0;
   file_ = nullptr;
+  if (!bg_status) return bg_status;
   if (!ok) return Error{fmt::format("cannot close '{}': {}", path_, errno_text())};
   return Status::Ok();
 }

@@ -64,9 +64,15 @@ Status write_json_file(const std::string& path, const nlohmann::json& doc, int i
 // tokperf loses no finished request (a power cut may: no fsync per line, by design). Not
 // thread-safe: the single recorder that owns it calls it. Errors come back as Status; after one,
 // later writes fail.
+//
+// Background mode (set_background, for virtual-time runs that need no per-line flush): write()
+// copies the record into a batch and a writer thread formats and writes the batches in order, so
+// formatting runs on another core than the engine. The lines are the same bytes in the same order;
+// a write error reaches the caller on a later write() or on close(); memory stays bounded (a few
+// batches in flight: write() waits for the writer when they are all full).
 class RequestsJsonlWriter {
  public:
-  RequestsJsonlWriter() = default;
+  RequestsJsonlWriter();
   ~RequestsJsonlWriter();
   RequestsJsonlWriter(const RequestsJsonlWriter&) = delete;
   RequestsJsonlWriter& operator=(const RequestsJsonlWriter&) = delete;
@@ -84,11 +90,16 @@ class RequestsJsonlWriter {
   // request. Off: stdio's buffer collects lines (a virtual-time run, where nothing is lost by a
   // crash that the rerun would not reproduce, writes a million records without a syscall each).
   void set_flush_each_line(bool on) { flush_each_line_ = on; }
+  // On: the writer thread above (starts with the next write; lines are not flushed one by one).
+  // Call it after open() and before the first write(); close() stops the thread.
+  void set_background(bool on);
 
  private:
+  struct Background;
   Status write_text_line();  // line_ plus '\n'
   std::FILE* file_ = nullptr;
   bool flush_each_line_ = true;
+  std::unique_ptr<Background> bg_;
   std::string line_;  // reused: no allocation per record
   std::string path_;
   int64_t lines_ = 0;

@@ -384,7 +384,7 @@ Result<std::vector<TimeseriesRow>> parse_timeseries_csv(const std::string& text)
   return rows;
 }
 
-Result<SavedRun> load_run(const std::string& dir, size_t max_requests) {
+Result<SavedRun> load_run(const std::string& dir, size_t max_requests, RecordSampler* kept) {
   SavedRun run;
   run.dir = dir;
   std::string text;
@@ -413,7 +413,13 @@ Result<SavedRun> load_run(const std::string& dir, size_t max_requests) {
   }
   run.health = client_health_from_json(child(run.summary, "client_health"));
 
-  if (std::ifstream in(dir + "/requests.jsonl", std::ios::binary); in) {
+  bool sampled = false;
+  if (kept != nullptr) {
+    run.request_lines = kept->records();
+    run.stride = kept->stride();
+    run.requests = kept->take();
+    sampled = true;
+  } else if (std::ifstream in(dir + "/requests.jsonl", std::ios::binary); in) {
     if (max_requests > 0) {
       // First pass: count lines, to spread the sample over the whole run.
       char buf[1 << 16];
@@ -425,8 +431,7 @@ Result<SavedRun> load_run(const std::string& dir, size_t max_requests) {
         last = buf[n - 1];
       }
       if (last != '\n') ++lines;
-      run.stride = std::max<int64_t>(
-          1, (lines + static_cast<int64_t>(max_requests) - 1) / static_cast<int64_t>(max_requests));
+      run.stride = sample_stride(lines, max_requests);
       in.clear();
       in.seekg(0);
     }
@@ -445,13 +450,14 @@ Result<SavedRun> load_run(const std::string& dir, size_t max_requests) {
       run.requests.push_back(std::move(sample));
     }
     run.request_lines = line_no;
-    if (run.stride > 1) {
-      run.warnings.push_back(fmt::format(
-          "per-request figures here (diagnosis, perceived speed, timeline, CDFs) come from one "
-          "record in every {} of the {} ({} read) to bound memory; the level statistics come "
-          "from all of them (summary.json)",
-          run.stride, line_no, run.requests.size()));
-    }
+    sampled = true;
+  }
+  if (sampled && run.stride > 1) {
+    run.warnings.push_back(fmt::format(
+        "per-request figures here (diagnosis, perceived speed, timeline, CDFs) come from one "
+        "record in every {} of the {} ({} read) to bound memory; the level statistics come "
+        "from all of them (summary.json)",
+        run.stride, run.request_lines, run.requests.size()));
   }
   if (read_file(dir + "/timeseries.csv", text)) {
     auto rows = parse_timeseries_csv(text);

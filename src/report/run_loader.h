@@ -36,10 +36,13 @@ struct SavedRun {
 // Fails (message names the file and what is wrong) when summary.json is missing or malformed.
 // A missing requests.jsonl or timeseries.csv is not an error; a malformed line is skipped with a
 // warning so one torn line (a crash mid-write) does not lose the rest.
-// max_requests > 0 bounds what is read of requests.jsonl: every k-th line (k = lines /
-// max_requests rounded up), evenly over the run, so a million-record run loads in bounded memory
-// (figures from records then describe that sample; warnings say so).
-Result<SavedRun> load_run(const std::string& dir, size_t max_requests = 0);
+// max_requests > 0 bounds what is read of requests.jsonl: every k-th line (k =
+// sample_stride(lines, max_requests), a power of two), evenly over the run, so a million-record
+// run loads in bounded memory (figures from records then describe that sample; warnings say so).
+// `kept`: the run that just wrote the folder hands over the same sample, kept while its records
+// were written (RecordSampler with the same bound), and requests.jsonl is not read back.
+Result<SavedRun> load_run(const std::string& dir, size_t max_requests = 0,
+                          RecordSampler* kept = nullptr);
 
 // Inverse of level_summary_json / client_health_json / request_record_json; unknown fields are
 // ignored, missing ones keep their defaults.

@@ -90,15 +90,16 @@ TEST(RunLoader, FastLineParserReadsWhatTheJsonPathReads) {
 
 // Bounded reading: every k-th line, spread over the whole file, and a note saying so.
 TEST(RunLoader, AtMostMaxRequestsAreReadEvenlyAndTheReportSaysSo) {
-  auto run = load_run(two_level_run("sampled"), 20);  // 82 lines: every 5th
+  // 82 lines, at most 20: every 8th (the smallest power of two that reads no more than 20)
+  auto run = load_run(two_level_run("sampled"), 20);
   ASSERT_TRUE(run.ok()) << run.error();
   EXPECT_EQ(run->request_lines, 82);
-  EXPECT_EQ(run->stride, 5);
-  ASSERT_EQ(run->requests.size(), 17u);  // lines 1, 6, ..., 81
+  EXPECT_EQ(run->stride, 8);
+  ASSERT_EQ(run->requests.size(), 11u);  // lines 1, 9, ..., 81
   EXPECT_EQ(run->requests[0].seq, 0);
-  EXPECT_EQ(run->requests[16].seq, 80);
+  EXPECT_EQ(run->requests[10].seq, 80);
   ASSERT_EQ(run->warnings.size(), 1u);
-  EXPECT_NE(run->warnings[0].find("one record in every 5 of the 82 (17 read)"), std::string::npos)
+  EXPECT_NE(run->warnings[0].find("one record in every 8 of the 82 (11 read)"), std::string::npos)
       << run->warnings[0];
   EXPECT_EQ(run->levels.size(), 2u);  // level statistics still from summary.json
   EXPECT_EQ(run->levels[1].sent, 42);

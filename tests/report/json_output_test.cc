@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -193,6 +194,65 @@ TEST(RequestsJsonlWriter, OneLinePerRecordVisibleBeforeClose) {
   EXPECT_EQ(lines, 2);
   EXPECT_EQ(w.lines_written(), 2);
   EXPECT_TRUE(w.close().ok());
+  EXPECT_FALSE(w.write(t, m).ok());  // closed
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(RequestsJsonlWriter, BackgroundModeWritesTheSameLinesInTheSameOrder) {
+  // More records than a few batches, each one different, some failed: the writer thread's file
+  // must be the caller-thread file byte for byte.
+  const auto dir = temp_dir();
+  const auto direct = (dir / "direct.jsonl").string(), bg = (dir / "bg.jsonl").string();
+  RequestsJsonlWriter a, b;
+  ASSERT_TRUE(a.open(direct).ok());
+  ASSERT_TRUE(b.open(bg).ok());
+  a.set_flush_each_line(false);
+  b.set_flush_each_line(false);
+  b.set_background(true);
+  constexpr int kRecords = 2000;
+  for (int i = 0; i < kRecords; ++i) {
+    RequestTimeline t = sample_timeline();
+    t.seq = static_cast<uint64_t>(i);
+    t.request_id = "req-" + std::to_string(i);
+    t.token_events.resize(1 + i % 7, t.token_events.front());
+    for (size_t k = 0; k < t.token_events.size(); ++k) {
+      t.token_events[k].t_ns = (100 + i % 13 + 30 * static_cast<int64_t>(k)) * kMs + i;
+    }
+    if (i % 97 == 0) t.error = {ErrorKind::kHttp, 500, "boom " + std::to_string(i)};
+    const RequestMetrics m = compute_request_metrics(t);
+    ASSERT_TRUE(a.write(t, m).ok());
+    ASSERT_TRUE(b.write(t, m).ok());
+  }
+  ASSERT_TRUE(a.close().ok());
+  ASSERT_TRUE(b.close().ok());
+  EXPECT_EQ(b.lines_written(), kRecords);
+  const std::string want = file_text(direct), got = file_text(bg);
+  EXPECT_EQ(std::count(got.begin(), got.end(), '\n'), kRecords);
+  EXPECT_TRUE(got == want) << "background file differs (" << got.size() << " vs " << want.size()
+                           << " bytes)";
+}
+
+TEST(RequestsJsonlWriter, BackgroundModeReportsAWriteErrorWithThePath) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  RequestsJsonlWriter w;
+  ASSERT_TRUE(w.open("/dev/full").ok());
+  w.set_flush_each_line(false);
+  w.set_background(true);
+  const RequestTimeline t = sample_timeline();
+  const RequestMetrics m = compute_request_metrics(t);
+  // The error shows on a later write or, at the latest, on close; writing never blocks on it.
+  Status first_error = Status::Ok();
+  for (int i = 0; i < 5000 && first_error.ok(); ++i) first_error = w.write(t, m);
+  Status closed = w.close();
+  const Status& err = first_error.ok() ? closed : first_error;
+  ASSERT_FALSE(err.ok());
+  EXPECT_NE(err.error().find("/dev/full"), std::string::npos) << err.error();
   EXPECT_FALSE(w.write(t, m).ok());  // closed
 }
 
