@@ -145,25 +145,46 @@ KneeResult find_sweep_knee(std::span<const LevelSummary> levels) {
   return find_knee(points, o);
 }
 
+namespace {
+
+// The metrics an SLO reads, from a saved sample.
+RequestMetrics slo_metrics_of(const RequestSample& r) {
+  RequestMetrics m{};
+  m.queue_ms = r.queue_ms;
+  m.ttft_ms = r.ttft_ms;
+  m.ttfo_ms = r.ttfo_ms;
+  m.tpot_ms = r.tpot_ms;
+  m.e2e_ms = r.e2e_ms;
+  m.ttft_from_intended_ms = r.ttft_ms + r.queue_ms;
+  m.e2e_from_intended_ms = r.e2e_ms + r.queue_ms;
+  m.itl_ms = r.itl_ms;
+  return m;
+}
+
+}  // namespace
+
 SloReport evaluate_slo_on_samples(const SloSpec& spec, std::span<const RequestSample> requests,
                                   int level, double window_s) {
   std::vector<RequestMetrics> ms;
   std::vector<uint8_t> ok;
   for (const RequestSample& r : requests) {
     if (!r.measured || (level >= 0 && r.level != level)) continue;
-    RequestMetrics m{};
-    m.queue_ms = r.queue_ms;
-    m.ttft_ms = r.ttft_ms;
-    m.ttfo_ms = r.ttfo_ms;
-    m.tpot_ms = r.tpot_ms;
-    m.e2e_ms = r.e2e_ms;
-    m.ttft_from_intended_ms = r.ttft_ms + r.queue_ms;
-    m.e2e_from_intended_ms = r.e2e_ms + r.queue_ms;
-    m.itl_ms = r.itl_ms;
-    ms.push_back(std::move(m));
+    ms.push_back(slo_metrics_of(r));
     ok.push_back(r.ok);
   }
   return evaluate_slo(spec, ms, ok, window_s);
+}
+
+void SampleSloJudge::add(const RequestSample& r) {
+  if (!r.measured) return;
+  const RequestMetrics m = slo_metrics_of(r);
+  by_level_.try_emplace(-1, *spec_).first->second.add(m, r.ok);  // -1: every level
+  if (r.level != -1) by_level_.try_emplace(r.level, *spec_).first->second.add(m, r.ok);
+}
+
+SloReport SampleSloJudge::finish(int level, double window_s) const {
+  auto it = by_level_.find(level);
+  return it != by_level_.end() ? it->second.finish(window_s) : SloAccumulator(*spec_).finish(window_s);
 }
 
 }  // namespace tokperf

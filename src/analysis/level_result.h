@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -121,5 +122,19 @@ KneeResult find_sweep_knee(std::span<const LevelSummary> levels);
 // `level` (-1: all) over window_s. `spec` must outlive the report.
 SloReport evaluate_slo_on_samples(const SloSpec& spec, std::span<const RequestSample> requests,
                                   int level, double window_s);
+
+// The same judged while the samples stream past (report --slo reads requests.jsonl once, in
+// bounded memory): add() every sample, then finish() per level; the reports equal
+// evaluate_slo_on_samples over the same samples.
+class SampleSloJudge {
+ public:
+  explicit SampleSloJudge(const SloSpec& spec) : spec_(&spec) {}
+  void add(const RequestSample& r);
+  SloReport finish(int level, double window_s) const;
+
+ private:
+  const SloSpec* spec_;
+  std::map<int, SloAccumulator> by_level_;
+};
 
 }  // namespace tokperf

@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <memory>
+#include <string_view>
 
 #include "analysis/diagnosis.h"
 #include "analysis/level_result.h"
@@ -12,6 +16,7 @@
 #include "report/csv_export.h"
 #include "report/html_report.h"
 #include "report/load_report.h"
+#include "report/run_loader.h"
 #include "report/text_file.h"
 #include "sim/deployment_cli.h"
 #include "store/run_ref.h"
@@ -31,28 +36,57 @@ struct ReportCmdConfig {
   bool deployment_given = false;
 };
 
-// `report --slo`: the saved run judged against another SLO. The outcome replaces, in memory only,
-// the SLO figures summary.json recorded, so the page shows them as it shows a run's own.
+// `report --slo`: the saved run judged against another SLO, on every record (read once, one at a
+// time: the page's own sample would judge only some). The outcome replaces, in memory only, the
+// SLO figures summary.json recorded, so the page shows them as it shows a run's own.
 void judge_saved_run(SavedRun& run, const std::string& slo_text) {
   auto spec = parse_slo(slo_text);
   if (!spec) throw UsageError(spec.error());
+  SampleSloJudge judge(*spec);
+  for_each_request_sample(run.dir, [&](const RequestSample& r) { judge.add(r); });
   for (size_t i = 0; i < run.levels.size() && i < run.summary["levels"].size(); ++i) {
     const LevelSummary& l = run.levels[i];
-    const SloReport rep = evaluate_slo_on_samples(*spec, run.requests, l.params.level, l.window_s);
-    run.summary["levels"][i]["slo"] = slo_report_json(rep);
+    run.summary["levels"][i]["slo"] = slo_report_json(judge.finish(l.params.level, l.window_s));
   }
   run.config["slo"] = slo_text;
   run.summary["config"]["slo"] = slo_text;
+}
+
+// requests.csv from every record of the run, streamed (the page's sample holds only some), written
+// beside it through a temporary file.
+Status write_requests_csv(const std::string& dir, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) return Error{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
+  std::string buf = requests_csv_header();
+  bool ok = true;
+  auto flush = [&] {
+    ok = ok && std::fwrite(buf.data(), 1, buf.size(), f) == buf.size();
+    buf.clear();
+  };
+  for_each_request_sample(dir, [&](const RequestSample& r) {
+    append_requests_csv_row(buf, r);
+    if (buf.size() >= (size_t{1} << 20)) flush();
+  });
+  flush();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    return Error{fmt::format("cannot write '{}': {}", path, std::strerror(err))};
+  }
+  return Status::Ok();
 }
 
 int run_report(const ReportCmdConfig& c) {
   Result<std::string> ref = resolve_run_ref(c.run, c.store);
   if (!ref) throw UsageError(ref.error());
   const std::string& dir = *ref;
-  Result<SavedRun> run = load_run(dir);
+  ReportOptions o;
+  // The records drawn from as bench draws them (the same page it wrote; bounded memory).
+  Result<SavedRun> run = load_run(dir, o.max_requests);
   if (!run) throw UsageError(run.error());
   if (!c.slo.empty()) judge_saved_run(*run, c.slo);
-  ReportOptions o;
   o.perceived.reader_tokens_per_s = c.reader_tokens_per_s;
   o.perceived.first_chars = c.first_chars;
   if (c.deployment_given) {
@@ -80,10 +114,12 @@ int run_report(const ReportCmdConfig& c) {
     fmt::print("{}", render_roofline_text(**roof));
   }
   if (c.csv) {
-    for (auto [name, text] : {std::pair{"requests.csv", requests_csv(run->requests)},
-                              std::pair{"levels.csv", levels_csv(run->levels)}}) {
+    for (const char* name : {"requests.csv", "levels.csv"}) {
       std::string path = dir + "/" + name;
-      if (Status st = write_text_file(path, text); !st) {
+      const Status st = name == std::string_view("requests.csv")
+                            ? write_requests_csv(dir, path)
+                            : write_text_file(path, levels_csv(run->levels));
+      if (!st) {
         fmt::print(stderr, "tokperf: {}\n", st.error());
         return kExitFailure;
       }

@@ -18,20 +18,25 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
+std::string requests_csv_header() {
+  return "seq,level,phase,ok,error_kind,start_unix_us,queue_ms,ttft_ms,ttfo_ms,tpot_ms,e2e_ms,"
+         "end_ms,output_tokens,prompt_tokens,itl_count,itl_max_ms\n";
+}
+
+void append_requests_csv_row(std::string& out, const RequestSample& r) {
+  double itl_max = NAN;
+  for (double g : r.itl_ms) itl_max = std::isnan(itl_max) ? g : std::fmax(itl_max, g);
+  out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.seq, r.level,
+                     r.measured ? "measure" : "other", r.ok ? "true" : "false",
+                     csv_field(r.error_kind), r.start_unix_us, num(r.queue_ms), num(r.ttft_ms),
+                     num(r.ttfo_ms), num(r.tpot_ms), num(r.e2e_ms), num(r.end_ms),
+                     r.output_tokens, r.prompt_tokens < 0 ? "" : std::to_string(r.prompt_tokens),
+                     r.itl_ms.size(), num(itl_max));
+}
+
 std::string requests_csv(std::span<const RequestSample> requests) {
-  std::string out =
-      "seq,level,phase,ok,error_kind,start_unix_us,queue_ms,ttft_ms,ttfo_ms,tpot_ms,e2e_ms,"
-      "end_ms,output_tokens,prompt_tokens,itl_count,itl_max_ms\n";
-  for (const RequestSample& r : requests) {
-    double itl_max = NAN;
-    for (double g : r.itl_ms) itl_max = std::isnan(itl_max) ? g : std::fmax(itl_max, g);
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.seq, r.level,
-                       r.measured ? "measure" : "other", r.ok ? "true" : "false",
-                       csv_field(r.error_kind), r.start_unix_us, num(r.queue_ms), num(r.ttft_ms),
-                       num(r.ttfo_ms), num(r.tpot_ms), num(r.e2e_ms), num(r.end_ms),
-                       r.output_tokens, r.prompt_tokens < 0 ? "" : std::to_string(r.prompt_tokens),
-                       r.itl_ms.size(), num(itl_max));
-  }
+  std::string out = requests_csv_header();
+  for (const RequestSample& r : requests) append_requests_csv_row(out, r);
   return out;
 }
 

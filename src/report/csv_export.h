@@ -12,6 +12,10 @@
 namespace tokperf {
 
 std::string requests_csv(std::span<const RequestSample> requests);
+// The same, a row at a time (a caller streaming a saved run's records): the header line, and one
+// request's line appended to `out`.
+std::string requests_csv_header();
+void append_requests_csv_row(std::string& out, const RequestSample& r);
 std::string levels_csv(std::span<const LevelSummary> levels);
 
 // A CSV field: quoted when it holds a comma, quote or line break.

@@ -469,6 +469,21 @@ Result<SavedRun> load_run(const std::string& dir, size_t max_requests, RecordSam
   return run;
 }
 
+int64_t for_each_request_sample(const std::string& dir,
+                                const std::function<void(const RequestSample&)>& fn) {
+  std::ifstream in(dir + "/requests.jsonl", std::ios::binary);
+  if (!in) return 0;
+  std::string line;
+  int64_t lines = 0;
+  SampleLineParser parser;
+  RequestSample sample;
+  while (std::getline(in, line)) {
+    ++lines;
+    if (!line.empty() && parser.parse(line, sample)) fn(sample);
+  }
+  return lines;
+}
+
 const nlohmann::json* level_slo_json(const SavedRun& run, size_t index) {
   if (!run.summary.contains("levels") || !run.summary["levels"].is_array()) return nullptr;
   const nlohmann::json& levels = run.summary["levels"];

@@ -4,6 +4,7 @@
 // so the report shows exactly what the files hold.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,12 @@ struct SavedRun {
 // were written (RecordSampler with the same bound), and requests.jsonl is not read back.
 Result<SavedRun> load_run(const std::string& dir, size_t max_requests = 0,
                           RecordSampler* kept = nullptr);
+
+// Every record of dir/requests.jsonl, one at a time, as load_run reads them (malformed lines
+// skipped), so a caller that needs all of them (report --slo) holds one at a time. Returns the
+// number of lines; 0 without the file.
+int64_t for_each_request_sample(const std::string& dir,
+                                const std::function<void(const RequestSample&)>& fn);
 
 // Inverse of level_summary_json / client_health_json / request_record_json; unknown fields are
 // ignored, missing ones keep their defaults.

@@ -9,7 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/level_result.h"
+#include "metrics/slo.h"
 #include "report/json_output.h"
+#include "report/load_report.h"
 #include "report/run_fixture.h"
 #include "report/run_loader.h"
 
@@ -152,6 +155,23 @@ TEST(RecordSampler, AKeptSampleLoadsAsTheFileSampleDoes) {
     for (size_t i = 0; i < from_file->requests.size(); ++i) {
       expect_same_sample(from_memory->requests[i], from_file->requests[i]);
     }
+  }
+}
+
+TEST(SampleSloJudge, StreamedEqualsTheJudgementOfTheWholeSample) {
+  const std::vector<RequestTimeline> records = varied_records(300);
+  std::vector<RequestSample> samples;
+  for (const RequestTimeline& t : records) {
+    samples.push_back(request_sample_from(t, compute_request_metrics(t)));
+  }
+  auto spec = parse_slo("ttft:p90<=60ms,itl:p99<=9.5ms,tpot:p50<=10ms");
+  ASSERT_TRUE(spec) << spec.error();
+  SampleSloJudge judge(*spec);
+  for (const RequestSample& r : samples) judge.add(r);
+  for (int level : {-1, 0, 1, 2, 7}) {
+    const SloReport want = evaluate_slo_on_samples(*spec, samples, level, 12.5);
+    const SloReport got = judge.finish(level, 12.5);
+    EXPECT_EQ(slo_report_json(got).dump(), slo_report_json(want).dump()) << "level " << level;
   }
 }
 

@@ -61,6 +61,27 @@ TEST(ReportCli, StatedHardwareGivesTheRooflineOnTheConsoleAndInThePage) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ReportCli, APageDrawsOnABoundedSampleWhileCsvAndSloReadEveryRecord) {
+  // 12,000 records: more than a page draws from (10,000), so the page takes every 2nd, says so,
+  // and still exports every record and judges --slo on every record.
+  std::string dir = testing_fixture::write_run(testing_fixture::fresh_dir("cli-bounded"),
+                                               {FixtureLevel{100, 12'000, 50, 10, 2, 0}});
+  Output r = tokperf("report " + dir + " --csv --slo 'ttft:p95<=10s'");
+  ASSERT_EQ(r.code, 0) << r.text;
+  EXPECT_NE(r.text.find("one record in every 2 of the 12000 (6000 read)"), std::string::npos)
+      << r.text;
+  std::ifstream csv(dir + "/requests.csv");
+  std::string line;
+  int lines = 0;
+  while (std::getline(csv, line)) ++lines;
+  EXPECT_EQ(lines, 12'001);  // header + every record
+  std::ifstream in(dir + "/report.html");
+  std::stringstream html;
+  html << in.rdbuf();
+  EXPECT_NE(html.str().find("ttft:p95<=10s"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ReportCli, CompareWritesTheHtmlPageAndStillGates) {
   std::string a = testing_fixture::write_run(testing_fixture::fresh_dir("cli-cmp-a"),
                                              {FixtureLevel{1, 20, 800, 65, 40, 0}});
