@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "workload/datasets.h"
 
 #include <cmath>
@@ -315,6 +316,10 @@ Result<Dataset> parse_jsonl_dataset(std::string_view text, std::string_view name
           return bad("each message must be {\"role\": string, \"content\": string}");
         }
         s.messages.push_back({msg["role"].get<std::string>(), msg["content"].get<std::string>()});
+      }
+      if (std::all_of(s.messages.begin(), s.messages.end(),
+                      [](const auto& msg) { return msg.content.empty(); })) {
+        return bad("\"messages\" must carry some text: every \"content\" here is empty");
       }
     }
     s.input_tokens = estimate_tokens(flat_prompt(s));

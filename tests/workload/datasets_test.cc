@@ -113,6 +113,8 @@ TEST(JsonlDataset, EveryMalformedLineIsNamed) {
       {"{\"prompt\": 5}\n", "non-empty string"},
       {"{\"messages\": [{\"role\": \"user\"}]}\n", "role"},
       {"{\"messages\": []}\n", "non-empty array"},
+      // found by dataset_fuzz: messages whose contents are all empty made an empty prompt
+      {"{\"messages\": [{\"role\": \"user\", \"content\": \"\"}]}\n", "every \"content\" here is empty"},
       {"{\"prompt\": \"a\", \"output_tokens\": 0}\n", "positive integer"},
       {"{\"prompt\": \"a\", \"session_id\": \"s\"}\n", "go together"},
       {"{\"prompt\": \"a\", \"session_id\": \"s\", \"turn\": -1}\n", "\"turn\""},
