@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <condition_variable>
 #include <cstring>
@@ -506,8 +507,9 @@ struct RequestsJsonlWriter::Background {
     }
     if (++b.used == kBatch) hand_over();
   }
-  // The first write error so far (Ok while none).
+  // The first write error so far (Ok while none). The flag spares the caller the lock per record.
   Status status() {
+    if (!failed.load(std::memory_order_acquire)) return Status::Ok();
     std::lock_guard lock(mu);
     return error;
   }
@@ -556,12 +558,7 @@ struct RequestsJsonlWriter::Background {
         b = std::move(full.front());
         full.pop_front();
       }
-      bool failed;
-      {
-        std::lock_guard lock(mu);
-        failed = !error.ok();
-      }
-      if (!failed) {
+      if (!failed.load(std::memory_order_relaxed)) {
         text.clear();
         for (size_t i = 0; i < b->used; ++i) {
           append_request_record(text, b->records[i].t, b->records[i].m);
@@ -571,6 +568,7 @@ struct RequestsJsonlWriter::Background {
           Status err = Error{fmt::format("cannot write '{}': {}", path, errno_text())};
           std::lock_guard lock(mu);
           error = std::move(err);
+          failed.store(true, std::memory_order_release);
         } else {
           lines += static_cast<int64_t>(b->used);
         }
@@ -592,7 +590,8 @@ struct RequestsJsonlWriter::Background {
   std::deque<std::unique_ptr<Batch>> full, spare;
   size_t batches = 0;
   bool done = false;
-  Status error = Status::Ok();
+  Status error = Status::Ok();        // under mu
+  std::atomic<bool> failed{false};    // set once error is, after it
   int64_t lines = 0;  // the thread's until it has stopped
   std::thread thread;
 };
