@@ -34,6 +34,17 @@ std::string delta(double base, double v, bool ms) {
 Result<RunFigures> run_figures(const std::string& name, std::span<const LevelSummary> levels,
                                std::span<const RequestSample> requests,
                                const std::string& level_label, const PerceivedOptions& o) {
+  return run_figures(
+      name, levels,
+      [&](PerceivedAccumulator& acc) {
+        for (const RequestSample& r : requests) acc.add(r);
+      },
+      level_label, o);
+}
+
+Result<RunFigures> run_figures(const std::string& name, std::span<const LevelSummary> levels,
+                               const std::function<void(PerceivedAccumulator&)>& feed,
+                               const std::string& level_label, const PerceivedOptions& o) {
   if (levels.empty()) return Error{fmt::format("run '{}' has no load level to compare", name)};
   RunFigures f;
   f.name = name;
@@ -51,7 +62,9 @@ Result<RunFigures> run_figures(const std::string& name, std::span<const LevelSum
     }
   }
   f.level = *pick;
-  f.perceived = summarize_perceived(requests, pick->params.level, o);
+  PerceivedAccumulator acc(pick->params.level, o);
+  feed(acc);
+  f.perceived = std::move(acc).finish();
   for (const LevelSummary& l : levels) f.sent += l.sent, f.failed += l.failed;
   return f;
 }

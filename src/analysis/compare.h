@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -30,6 +31,11 @@ struct RunFigures {
 // that label (the message lists the labels there are) or the run has no level.
 Result<RunFigures> run_figures(const std::string& name, std::span<const LevelSummary> levels,
                                std::span<const RequestSample> requests,
+                               const std::string& level_label, const PerceivedOptions& options);
+// The same, with the records fed one at a time: `feed` is called once, after the level is picked,
+// and hands every record of the run to the accumulator (e.g. streamed from requests.jsonl).
+Result<RunFigures> run_figures(const std::string& name, std::span<const LevelSummary> levels,
+                               const std::function<void(PerceivedAccumulator&)>& feed,
                                const std::string& level_label, const PerceivedOptions& options);
 
 // What a user waits for: first visible text (TTFO, else TTFT) plus the reading stall, at a

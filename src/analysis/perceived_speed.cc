@@ -38,27 +38,36 @@ PerceivedRequest perceived_request(const RequestSample& r, const PerceivedOption
   return p;
 }
 
+PerceivedAccumulator::PerceivedAccumulator(int level, const PerceivedOptions& o)
+    : level_(level), options_(o) {
+  s_.reader_tpot_threshold_ms = 1000.0 / o.reader_tokens_per_s;
+}
+
+void PerceivedAccumulator::add(const RequestSample& r) {
+  if (!r.measured || !r.ok || (level_ >= 0 && r.level != level_)) return;
+  ++s_.requests;
+  PerceivedRequest p = perceived_request(r, options_);
+  s_.chars_estimated = s_.chars_estimated || p.chars_estimated;
+  first_.push_back(p.first_chars_ms);
+  stall_.push_back(p.reading_stall_ms);
+  if (p.reading_stall_ms > 0) ++s_.stalled;
+  if (std::isfinite(r.tpot_ms)) {
+    ++s_.with_tpot;
+    if (r.tpot_ms <= s_.reader_tpot_threshold_ms) ++s_.decode_faster_than_reader;
+  }
+}
+
+PerceivedSummary PerceivedAccumulator::finish() && {
+  s_.first_chars_ms = compute_dist_stats(std::move(first_));
+  s_.reading_stall_ms = compute_dist_stats(std::move(stall_));
+  return std::move(s_);
+}
+
 PerceivedSummary summarize_perceived(std::span<const RequestSample> requests, int level,
                                      const PerceivedOptions& o) {
-  PerceivedSummary s;
-  s.reader_tpot_threshold_ms = 1000.0 / o.reader_tokens_per_s;
-  std::vector<double> first, stall;
-  for (const RequestSample& r : requests) {
-    if (!r.measured || !r.ok || (level >= 0 && r.level != level)) continue;
-    ++s.requests;
-    PerceivedRequest p = perceived_request(r, o);
-    s.chars_estimated = s.chars_estimated || p.chars_estimated;
-    first.push_back(p.first_chars_ms);
-    stall.push_back(p.reading_stall_ms);
-    if (p.reading_stall_ms > 0) ++s.stalled;
-    if (std::isfinite(r.tpot_ms)) {
-      ++s.with_tpot;
-      if (r.tpot_ms <= s.reader_tpot_threshold_ms) ++s.decode_faster_than_reader;
-    }
-  }
-  s.first_chars_ms = compute_dist_stats(std::move(first));
-  s.reading_stall_ms = compute_dist_stats(std::move(stall));
-  return s;
+  PerceivedAccumulator acc(level, o);
+  for (const RequestSample& r : requests) acc.add(r);
+  return std::move(acc).finish();
 }
 
 }  // namespace tokperf

@@ -47,6 +47,23 @@ struct PerceivedSummary {
   bool chars_estimated = false;  // any request used the fallback
 };
 
+// The summary built one record at a time, so a caller can stream a run's records from disk
+// instead of holding them (tokperf compare on a million-record run). Only two doubles per
+// considered request are kept (exact percentiles).
+class PerceivedAccumulator {
+ public:
+  // level < 0: every level.
+  explicit PerceivedAccumulator(int level, const PerceivedOptions& options = {});
+  void add(const RequestSample& r);
+  PerceivedSummary finish() &&;
+
+ private:
+  int level_;
+  PerceivedOptions options_;
+  PerceivedSummary s_;
+  std::vector<double> first_, stall_;
+};
+
 // level < 0: every level.
 PerceivedSummary summarize_perceived(std::span<const RequestSample> requests, int level,
                                      const PerceivedOptions& options = {});

@@ -12,6 +12,7 @@
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "report/compare_html.h"
+#include "report/html_report.h"
 #include "report/run_loader.h"
 #include "report/text_file.h"
 #include "store/run_ref.h"
@@ -44,12 +45,28 @@ int run_compare(const CompareCmdConfig& c) {
   for (const std::string& ref : c.runs) {
     auto dir = resolve_run_ref(ref, c.store);
     if (!dir) throw UsageError(dir.error());
-    auto run = load_run(*dir);
+    // The page's distributions and diagnosis come from a bounded sample (as `tokperf report`'s);
+    // the table, verdict and gate read every record, streamed when the sample holds only some.
+    auto run = load_run(*dir, ReportOptions{}.max_requests);
     if (!run) throw UsageError(run.error());
     std::string name = std::filesystem::path(*dir).lexically_normal().filename().string();
     if (name.empty() || name == ".") name = ref;
-    auto f = run_figures(name, run->levels, run->requests, c.level, po);
+    auto f = run->stride == 1
+                 ? run_figures(name, run->levels, run->requests, c.level, po)
+                 : run_figures(
+                       name, run->levels,
+                       [&](PerceivedAccumulator& acc) {
+                         for_each_request_sample(*dir, [&](const RequestSample& r) { acc.add(r); });
+                       },
+                       c.level, po);
     if (!f) throw UsageError(f.error());
+    if (run->stride > 1 && !c.html.empty()) {
+      fmt::print(stderr,
+                 "tokperf compare: {}: the page's distributions and diagnosis come from one record "
+                 "in every {} of the {} ({} read) to bound memory; the table, verdict and gate "
+                 "use all of them\n",
+                 name, run->stride, run->request_lines, run->requests.size());
+    }
     figures.push_back(std::move(*f));
     runs.push_back(std::move(*run));
   }

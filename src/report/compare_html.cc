@@ -97,6 +97,16 @@ std::string render_compare_html(const ComparePage& p, const ReportOptions& o) {
         for (const SavedRun& r : p.runs) dirs += (dirs.empty() ? "" : ", ") + html_escape(r.dir);
         return dirs;
       }());
+  for (size_t i = 0; i < p.runs.size(); ++i) {
+    const SavedRun& r = p.runs[i];
+    if (r.stride <= 1) continue;
+    html += fmt::format(
+        "<p class=\"sub\" data-sampled=\"{}\">{}: the distributions and diagnosis below come "
+        "from one record in every {} of its {} ({} read) to bound memory; the table and the "
+        "verdict use every record.</p>\n",
+        html_escape(p.figures[i].name), html_escape(p.figures[i].name), r.stride, r.request_lines,
+        r.requests.size());
+  }
   html += fmt::format("<h2>Verdict</h2>\n<div class=\"{}\" data-verdict=\"{}\"><p>{}</p></div>\n",
                       p.verdict.winner >= 0 ? "finding info" : "ok-box",
                       p.verdict.winner >= 0 ? p.figures[p.verdict.winner].name : "",

@@ -130,7 +130,9 @@ TEST(RecordSampler, HoldsExactlyWhatSampleStridePicksFromTheRecordsSoFar) {
       const int64_t k = sample_stride(n, max);
       ASSERT_EQ(s.stride(), k) << "max " << max << ", n " << n;
       ASSERT_EQ(static_cast<int64_t>(s.samples().size()), (n + k - 1) / k) << max << " " << n;
-      if (max > 0) ASSERT_LE(s.samples().size(), max);
+      if (max > 0) {
+        ASSERT_LE(s.samples().size(), max);
+      }
       for (size_t i = 0; i < s.samples().size(); ++i) {
         ASSERT_EQ(s.samples()[i].seq, static_cast<int64_t>(i) * k) << max << " " << n;
       }

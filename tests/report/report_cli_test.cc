@@ -105,5 +105,31 @@ TEST(ReportCli, CompareWritesTheHtmlPageAndStillGates) {
     std::filesystem::remove_all(d);
 }
 
+TEST(ReportCli, CompareJudgesEveryRecordWhenItsPageDrawsOnASample) {
+  // 12,000 records each: the page samples every 2nd (the even ones). B's odd requests stall for a
+  // second before their last token, so only a verdict over every record sees that B reads worse.
+  std::string a = testing_fixture::write_run(testing_fixture::fresh_dir("cli-cmpbig-a"),
+                                             {FixtureLevel{100, 12'000, 50, 10, 2, 0}});
+  std::string b = testing_fixture::write_run(testing_fixture::fresh_dir("cli-cmpbig-b"),
+                                             {FixtureLevel{100, 12'000, 50, 10, 2, 0, 1000}});
+  std::string page = testing_fixture::fresh_dir("cli-cmpbig") + "/ab.html";
+  Output r = tokperf("compare " + a + " " + b + " --html " + page);
+  ASSERT_EQ(r.code, 0) << r.text;
+  std::string a_name = std::filesystem::path(a).filename().string();
+  std::string b_name = std::filesystem::path(b).filename().string();
+  EXPECT_NE(r.text.find("verdict: " + a_name + " would feel"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find(b_name + ": the page's distributions and diagnosis come from one record "
+                                 "in every 2 of the 12000 (6000 read)"),
+            std::string::npos)
+      << r.text;
+  std::ifstream in(page);
+  std::stringstream html;
+  html << in.rdbuf();
+  EXPECT_NE(html.str().find("data-sampled=\"" + b_name + "\""), std::string::npos);
+  EXPECT_NE(html.str().find("data-verdict=\"" + a_name + "\""), std::string::npos);
+  for (const std::string& d : {a, b, std::filesystem::path(page).parent_path().string()})
+    std::filesystem::remove_all(d);
+}
+
 }  // namespace
 }  // namespace tokperf

@@ -24,6 +24,9 @@ struct FixtureLevel {
   double itl_ms = 30;
   int tokens = 30;
   int failures = 0;  // extra requests that fail with 429
+  // Odd-numbered requests' last token arrives this much later (a reading stall that a sample of
+  // every 2nd record does not see).
+  double odd_last_token_late_ms = 0;
 };
 
 inline std::string fresh_dir(const std::string& name) {
@@ -71,6 +74,8 @@ inline std::string write_run(const std::string& dir, const std::vector<FixtureLe
           // A little deterministic jitter so distributions are not single points.
           int64_t jitter = ((i * 7 + k * 3) % 5) * ms / 5;
           int64_t at = r.send_ns + static_cast<int64_t>((L.ttft_ms + L.itl_ms * k) * ms) + jitter;
+          if (i % 2 == 1 && k == L.tokens - 1)
+            at += static_cast<int64_t>(L.odd_last_token_late_ms * ms);
           r.token_events.push_back({at, 1, true});
         }
         r.first_visible_ns = r.token_events.front().t_ns;
