@@ -92,6 +92,25 @@ TEST(CostModel, W8a8KnobsApplyOnlyToEightBitMathAndOnlyToWeights) {
   EXPECT_DOUBLE_EQ(h100_fp8.step(one).kv_s, h100_fp16.step(one).kv_s);
 }
 
+TEST(CostModel, TheStackFactorSlowsOnlyTheLinearLayersCompute) {
+  GpuSpec full = find_gpu("mi300x").value();
+  full.matmul_stack_factor = 1.0;
+  const ModelShape m = find_model("llama-3.1-8b").value();
+  const CostModel rocm(Deployment{m, find_gpu("mi300x").value(), DType::kBf16, DType::kBf16, 1},
+                       CostKnobs{});
+  const CostModel peak(Deployment{m, full, DType::kBf16, DType::kBf16, 1}, CostKnobs{});
+  EXPECT_DOUBLE_EQ(rocm.linear_compute_efficiency(),
+                   CostKnobs{}.compute_efficiency * rocm.deployment().gpu.matmul_stack_factor);
+  StepShape prefill, decode;
+  prefill.add(4096, 0, true);
+  decode.add(1, 2000, true);
+  EXPECT_NEAR(rocm.step(prefill).linear_s * 0.615, peak.step(prefill).linear_s, 1e-12);
+  EXPECT_DOUBLE_EQ(rocm.step(prefill).attention_s, peak.step(prefill).attention_s);
+  // Decode at batch 1 streams the weights: bandwidth-bound, unchanged.
+  EXPECT_DOUBLE_EQ(rocm.step(decode).weights_s, peak.step(decode).weights_s);
+  EXPECT_DOUBLE_EQ(rocm.prefill_bound_s(1000), peak.prefill_bound_s(1000));  // datasheet bound
+}
+
 TEST(CostModel, StepTimeGrowsWithPromptAndBatch) {
   const CostModel c = make("llama-3.1-8b", "a100-80g");
   StepShape p512, p4096;
