@@ -30,6 +30,7 @@ int run_estimate(const EstimateConfig& c) {
   const sim::EnginePreset preset = sim::find_engine_preset(c.deployment.engine, d->gpu).value();
   sim::EstimateRequest req = c.request;
   req.max_num_batched_tokens = preset.config.max_num_batched_tokens;
+  req.engine = c.deployment.engine;
   const sim::CostModel cost(std::move(d).value(), preset.knobs);
   const sim::Estimate e = sim::compute_estimate(cost, req);
   if (c.json) {

@@ -13,5 +13,8 @@ inline constexpr double kTpotMedianAbsPct = 2.5;
 inline constexpr int kOutputN = 10;
 inline constexpr double kOutputMedianAbsPct = 4.3;
 inline constexpr double kWorstRatio = 2.35;
+// The GPUs and engine presets of the whole set (calibration and held-out), space-separated.
+inline constexpr const char* kValidatedGpus = "a100-40g a100-80g h100 rtx4090";
+inline constexpr const char* kValidatedEngines = "nim vllm vllm-v0 vllm-v0.6";
 
 }  // namespace tokperf::sim::accuracy

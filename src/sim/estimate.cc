@@ -112,7 +112,7 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
   line("TTFT", ms(e.expected_ttft_s));
   line("TPOT", ms(e.expected_tpot_s));
   line("end to end", ms(e.expected_e2e_s));
-  out += held_out_accuracy_line() + "\n";
+  out += held_out_accuracy_line(d.gpu.id, req.engine) + "\n";
   return out;
 }
 
@@ -164,6 +164,7 @@ nlohmann::json estimate_to_json(const Estimate& e, const CostModel& cost,
         {"tpot_median_abs_pct", accuracy::kTpotMedianAbsPct},
         {"output_throughput_median_abs_pct", accuracy::kOutputMedianAbsPct},
         {"worst_ratio", accuracy::kWorstRatio},
+        {"validated_gpu_and_engine", in_validated_set(cost.deployment().gpu.id, req.engine)},
         {"source", "docs/SIMULATOR.md, data/validation/"}}},
       {"notes", e.notes},
   };

@@ -17,6 +17,7 @@ struct EstimateRequest {
   int64_t output_tokens = 200;
   int64_t context_tokens = 0;             // for the capacity in sequences; 0: prompt + output
   int64_t max_num_batched_tokens = 8192;  // prefill chunk size the engine uses
+  std::string engine;  // the engine preset's name, for the accuracy line ("" : not said)
 };
 
 struct Estimate {

@@ -1,6 +1,7 @@
 #include "sim/validation.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -396,10 +397,17 @@ MetricSummary ValidationResult::summary(bool held_out, ValidationMetric m) const
 }
 
 std::string accuracy_figures_header(const ValidationResult& r) {
-  std::set<std::string> held;
+  std::set<std::string> held, gpus, engines;
   for (const auto& row : r.rows) {
     if (row.point->held_out) held.insert(row.point->id);
+    gpus.insert(row.point->sim_gpu);
+    engines.insert(row.point->sim_engine);
   }
+  auto joined = [](const std::set<std::string>& v) {
+    std::string out;
+    for (const std::string& x : v) out += (out.empty() ? "" : " ") + x;
+    return out;
+  };
   const MetricSummary t = r.summary(true, ValidationMetric::kTtft);
   const MetricSummary p = r.summary(true, ValidationMetric::kTpot);
   const MetricSummary o = r.summary(true, ValidationMetric::kOutputThroughput);
@@ -417,17 +425,52 @@ std::string accuracy_figures_header(const ValidationResult& r) {
       "inline constexpr double kTpotMedianAbsPct = {:.1f};\n"
       "inline constexpr int kOutputN = {};\n"
       "inline constexpr double kOutputMedianAbsPct = {:.1f};\n"
-      "inline constexpr double kWorstRatio = {:.2f};\n\n"
+      "inline constexpr double kWorstRatio = {:.2f};\n"
+      "// The GPUs and engine presets of the whole set (calibration and held-out), space-separated.\n"
+      "inline constexpr const char* kValidatedGpus = \"{}\";\n"
+      "inline constexpr const char* kValidatedEngines = \"{}\";\n\n"
       "}}  // namespace tokperf::sim::accuracy\n",
-      held.size(), t.n, t.median_abs_pct, p.n, p.median_abs_pct, o.n, o.median_abs_pct, worst);
+      held.size(), t.n, t.median_abs_pct, p.n, p.median_abs_pct, o.n, o.median_abs_pct, worst,
+      joined(gpus), joined(engines));
 }
 
-std::string held_out_accuracy_line() {
+namespace {
+
+bool listed(std::string_view list, std::string_view id) {
+  size_t at = 0;
+  while (at <= list.size()) {
+    const size_t end = std::min(list.find(' ', at), list.size());
+    if (list.substr(at, end - at) == id) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool in_validated_set(std::string_view gpu_id, std::string_view engine) {
+  return (gpu_id.empty() || listed(accuracy::kValidatedGpus, gpu_id)) &&
+         (engine.empty() || listed(accuracy::kValidatedEngines, engine));
+}
+
+std::string held_out_accuracy_line(std::string_view gpu_id, std::string_view engine) {
   using namespace accuracy;
-  return fmt::format(
+  std::string line = fmt::format(
       "accuracy: TTFT typically within ±{:.0f}%, TPOT ±{:.0f}%, output throughput ±{:.0f}% "
       "(median |error| on {} held-out published runs; worst {:.1f}x off; docs/SIMULATOR.md)",
       kTtftMedianAbsPct, kTpotMedianAbsPct, kOutputMedianAbsPct, kHeldOutRuns, kWorstRatio);
+  std::vector<std::string> unvalidated;
+  if (!gpu_id.empty() && !listed(kValidatedGpus, gpu_id))
+    unvalidated.push_back(fmt::format("GPU '{}'", gpu_id));
+  if (!engine.empty() && !listed(kValidatedEngines, engine))
+    unvalidated.push_back(fmt::format("engine '{}'", engine));
+  if (!unvalidated.empty()) {
+    line += fmt::format(
+        "; but the validation set has no published run on {} (its GPUs: {}; engines: {}), so "
+        "expect larger errors here",
+        fmt::join(unvalidated, " or "), kValidatedGpus, kValidatedEngines);
+  }
+  return line;
 }
 
 }  // namespace tokperf::sim

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -84,7 +85,11 @@ ValidationResult run_validation(const std::vector<ValidationPoint>& points,
 std::string accuracy_figures_header(const ValidationResult& r);
 
 // "TTFT typically within ±X%, TPOT ±Y%, output throughput ±Z% (median |error| on N held-out
-// published runs; worst W×)" from the generated figures.
-std::string held_out_accuracy_line();
+// published runs; worst W×)" from the generated figures. Given the GPU id and engine preset of
+// the prediction, it adds that they are outside the validated set when no point ran on them.
+std::string held_out_accuracy_line(std::string_view gpu_id = {}, std::string_view engine = {});
+// Whether some point of the validation set ran on this GPU id and this engine preset (an empty
+// argument is not checked).
+bool in_validated_set(std::string_view gpu_id, std::string_view engine);
 
 }  // namespace tokperf::sim

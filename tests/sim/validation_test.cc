@@ -75,6 +75,15 @@ TEST(Validation, HeldOutErrorsEqualTheFiguresTheCliPrints) {
   EXPECT_NEAR(o.median_abs_pct, accuracy::kOutputMedianAbsPct, 0.051);
   EXPECT_NEAR(std::max({t.worst_ratio, p.worst_ratio, o.worst_ratio}), accuracy::kWorstRatio,
               0.0051);
+  // The header's lists of what the set covers are the set's own.
+  const std::string header = accuracy_figures_header(r);
+  EXPECT_NE(header.find(std::string("kValidatedGpus = \"") + accuracy::kValidatedGpus + "\";"),
+            std::string::npos)
+      << header;
+  EXPECT_NE(
+      header.find(std::string("kValidatedEngines = \"") + accuracy::kValidatedEngines + "\";"),
+      std::string::npos)
+      << header;
 }
 
 // A burst request that streamed no token still completed at the source (its first token was EOS):
@@ -139,6 +148,22 @@ TEST(Validation, CliLineStatesTheGeneratedFigures) {
   EXPECT_NE(line.find("TTFT typically within"), std::string::npos) << line;
   EXPECT_NE(line.find(std::to_string(accuracy::kHeldOutRuns) + " held-out"), std::string::npos)
       << line;
+}
+
+TEST(Validation, CliLineSaysWhenTheGpuOrEngineWasNeverValidated) {
+  EXPECT_TRUE(in_validated_set("h100", "vllm"));
+  EXPECT_TRUE(in_validated_set("a100-80g", ""));
+  EXPECT_FALSE(in_validated_set("mi300x", "vllm"));
+  EXPECT_FALSE(in_validated_set("h100", "sglang"));
+  EXPECT_FALSE(in_validated_set("a100", ""));  // a prefix of a listed id is not that id
+  EXPECT_EQ(held_out_accuracy_line("h100", "vllm"), held_out_accuracy_line());
+  const std::string mi = held_out_accuracy_line("mi300x", "sglang");
+  EXPECT_NE(mi.find("the validation set has no published run on GPU 'mi300x' or engine 'sglang'"),
+            std::string::npos)
+      << mi;
+  EXPECT_NE(mi.find(std::string("its GPUs: ") + accuracy::kValidatedGpus), std::string::npos)
+      << mi;
+  EXPECT_NE(held_out_accuracy_line("custom", "").find("GPU 'custom'"), std::string::npos);
 }
 
 TEST(Validation, KnobOverridesNameTheUnknownKnob) {
