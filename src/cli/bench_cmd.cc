@@ -101,8 +101,9 @@ int run_bench(BenchFlags& flags) {
                "tokperf: no --url, so benchmarking the built-in simulated engine at {}: {} "
                "(repeated prompts hit its prefix cache, as on vLLM; --unique-prompts avoids it)\n",
                flags.target.url, sim::describe_simulation(*simulated));
-    fmt::print(stderr, "tokperf: simulated {}\n",
-               sim::held_out_accuracy_line(simulated->cost().deployment().gpu.id, flags.sim.engine));
+    fmt::print(
+        stderr, "tokperf: simulated {}\n",
+        sim::held_out_accuracy_line(simulated->cost().deployment().gpu.id, flags.sim.engine));
     const LoadFlags& l = flags.load;
     if (l.concurrency.empty() && !l.sweep && l.request_rate.empty() && l.ramp.empty() &&
         l.trace.empty() && l.requests.empty() && l.duration.empty() &&

@@ -2,11 +2,11 @@
 
 #include <unistd.h>
 
-#include <cerrno>
-#include <cmath>
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -590,8 +590,8 @@ struct RequestsJsonlWriter::Background {
   std::deque<std::unique_ptr<Batch>> full, spare;
   size_t batches = 0;
   bool done = false;
-  Status error = Status::Ok();        // under mu
-  std::atomic<bool> failed{false};    // set once error is, after it
+  Status error = Status::Ok();      // under mu
+  std::atomic<bool> failed{false};  // set once error is, after it
   int64_t lines = 0;  // the thread's until it has stopped
   std::thread thread;
 };

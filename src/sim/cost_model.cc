@@ -17,8 +17,7 @@ CostModel::CostModel(Deployment d, CostKnobs k)
 }
 
 double CostModel::linear_compute_efficiency() const {
-  return (w8a8_ ? k_.w8a8_compute_efficiency : k_.compute_efficiency) *
-         d_.gpu.matmul_stack_factor;
+  return (w8a8_ ? k_.w8a8_compute_efficiency : k_.compute_efficiency) * d_.gpu.matmul_stack_factor;
 }
 
 double CostModel::weight_bandwidth_efficiency() const {

@@ -426,7 +426,8 @@ std::string accuracy_figures_header(const ValidationResult& r) {
       "inline constexpr int kOutputN = {};\n"
       "inline constexpr double kOutputMedianAbsPct = {:.1f};\n"
       "inline constexpr double kWorstRatio = {:.2f};\n"
-      "// The GPUs and engine presets of the whole set (calibration and held-out), space-separated.\n"
+      "// The GPUs and engine presets of the whole set (calibration and held-out), "
+      "space-separated.\n"
       "inline constexpr const char* kValidatedGpus = \"{}\";\n"
       "inline constexpr const char* kValidatedEngines = \"{}\";\n\n"
       "}}  // namespace tokperf::sim::accuracy\n",

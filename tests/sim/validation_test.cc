@@ -161,8 +161,7 @@ TEST(Validation, CliLineSaysWhenTheGpuOrEngineWasNeverValidated) {
   EXPECT_NE(mi.find("the validation set has no published run on GPU 'mi300x' or engine 'sglang'"),
             std::string::npos)
       << mi;
-  EXPECT_NE(mi.find(std::string("its GPUs: ") + accuracy::kValidatedGpus), std::string::npos)
-      << mi;
+  EXPECT_NE(mi.find(std::string("its GPUs: ") + accuracy::kValidatedGpus), std::string::npos) << mi;
   EXPECT_NE(held_out_accuracy_line("custom", "").find("GPU 'custom'"), std::string::npos);
 }
 
