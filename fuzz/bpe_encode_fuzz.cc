@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/utf8.h"
 #include "tokenize/hf_bpe.h"
 
 #ifndef TOKPERF_SOURCE_DIR

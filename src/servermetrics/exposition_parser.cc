@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "core/utf8.h"
+
 namespace tokperf::servermetrics {
 namespace {
 
@@ -97,6 +99,10 @@ std::string read_labels(std::string_view s, size_t& i, Labels& labels) {
       value += c;
     }
     if (!closed) return fmt::format("label {} value is not terminated", lname);
+    // The text format is UTF-8 (as Prometheus requires); anything else could not be carried into
+    // summary.json either.
+    if (const int64_t bad = invalid_utf8_offset(value); bad >= 0)
+      return fmt::format("label {} value is not valid UTF-8 (byte {})", lname, bad);
     labels.emplace_back(std::string(lname), std::move(value));
     skip_blanks(s, i);
     if (i < s.size() && s[i] == ',')
@@ -277,6 +283,8 @@ void ExpositionParser::line(std::string_view l) {
     }
     if (i < l.size()) ++i;  // the single separator; the rest is the text
     std::string_view rest = l.substr(i);
+    if (const int64_t bad_at = invalid_utf8_offset(rest); bad_at >= 0)
+      return bad(fmt::format("# {} {}: text is not valid UTF-8 (byte {})", keyword, name, bad_at));
     Family& f = out_.families[std::string(name)];
     if (keyword == "HELP") {
       f.help = unescape_help(rest);

@@ -7,6 +7,8 @@
 #include <utf8proc.h>
 #include <nlohmann/json.hpp>
 
+#include "core/utf8.h"
+
 namespace tokperf {
 namespace {
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <sentencepiece_processor.h>
 
+#include "core/utf8.h"
+
 namespace tokperf {
 
 SentencePieceTokenizer::SentencePieceTokenizer()

@@ -46,8 +46,4 @@ Result<std::unique_ptr<Tokenizer>> load_tokenizer(const std::string& path);
 // the generic tokenizer.json / tokenizer.model ("Qwen3-8B/tokenizer.json").
 std::string tokenizer_label(const std::string& path);
 
-// Byte offset of the first invalid UTF-8 sequence in `text`, or -1 when it is valid (overlong
-// forms, surrogates and code points above U+10FFFF are invalid).
-int64_t invalid_utf8_offset(std::string_view text);
-
 }  // namespace tokperf

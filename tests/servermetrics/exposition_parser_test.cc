@@ -114,6 +114,25 @@ TEST(ExpositionParser, BadLinesAreCountedAndSkipped) {
   EXPECT_TRUE(e.saw_eof);
 }
 
+// The format is UTF-8; a label value or HELP text that is not would also make the server window
+// in summary.json impossible to write (found by exposition_parser_fuzz: an uncaught
+// nlohmann type_error 316 when the window was dumped).
+TEST(ExpositionParser, InvalidUtf8LabelValuesAndHelpTextAreBadLines) {
+  Exposition e = parse_exposition(
+      "# HELP ok_total fine \xE2\x9C\x93 text\n"
+      "# HELP bad_total cut \xE2\x9C\n"
+      "ok_total{model=\"caf\xC3\xA9\"} 1\n"
+      "bad_total{model=\"a\xC0=\"} 2\n"
+      "ok_total{model=\"b\"} 3\n");
+  ASSERT_EQ(e.samples.size(), 2u);
+  EXPECT_EQ(e.samples[0].labels[0].second, "caf\xC3\xA9");
+  EXPECT_EQ(e.bad_lines, 2);
+  EXPECT_EQ(e.first_error, "line 2: # HELP bad_total: text is not valid UTF-8 (byte 4)");
+  EXPECT_EQ(e.families.at("ok_total").help, "fine \xE2\x9C\x93 text");
+  EXPECT_EQ(parse_exposition("x{m=\"a\xC0=\"} 2\n").first_error,
+            "line 1: x: label m value is not valid UTF-8 (byte 1)");
+}
+
 TEST(ExpositionParser, HtmlIsNotMetrics) {
   Exposition e = parse_exposition("<!DOCTYPE html>\n<html><body>Not here</body></html>\n");
   EXPECT_TRUE(e.samples.empty());

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/utf8.h"
 #include "workload/prompt.h"
 
 namespace tokperf {
