@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -24,6 +25,24 @@ Result<std::string> read_text(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// Per-request lengths uniform over [floor(len x range_ratio), len], input then output per request,
+// from a fixed seed (the source's own draw is not published, only its rule).
+std::vector<OfflineLengths> drawn_lengths(const ValidationPoint& p, int64_t n) {
+  std::mt19937_64 rng(0x7e57'5eedULL);
+  auto draw = [&](int64_t len) {
+    const auto lo = static_cast<int64_t>(std::floor(static_cast<double>(len) * p.range_ratio));
+    const int64_t from = std::max<int64_t>(
+        1, lo);  // modulo, not a distribution: the same draw with any standard library
+    return from + static_cast<int64_t>(rng() % static_cast<uint64_t>(len - from + 1));
+  };
+  std::vector<OfflineLengths> out(static_cast<size_t>(n));
+  for (auto& l : out) {
+    l.prompt_tokens = draw(p.input_tokens);
+    l.output_tokens = draw(p.output_tokens);
+  }
+  return out;
 }
 
 std::vector<int64_t> int_list(const nlohmann::json& j, const char* key) {
@@ -143,12 +162,27 @@ Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir)
         p.output_tokens = w.at("output_tokens");
         p.start_together = w.value("start", "") == "together";
         if (!w.value("ignore_eos", true)) p.max_tokens = w.at("max_tokens");
+        p.range_ratio = w.value("range_ratio", 0.0);
+        if (!(p.range_ratio >= 0 && p.range_ratio <= 1)) {
+          return Error{where + ": range_ratio must be in [0, 1] (0: not given, 1: exact lengths)"};
+        }
+        if (p.range_ratio > 0 && !p.start_together) {
+          return Error{where + ": range_ratio is replayed only with start: together"};
+        }
+        if (p.range_ratio > 0 && p.max_tokens > 0) {
+          return Error{where + ": range_ratio needs ignore_eos (the drawn output length is exact)"};
+        }
         if (p.max_tokens > 0 && p.max_tokens < p.output_tokens) {
           return Error{where + ": max_tokens must be at least the mean output_tokens"};
         }
       }
       p.median = j.value("stat", "").find("median") != std::string::npos;
       p.cold_start = j.value("cold_start", false);
+      if (j.contains("engine_settings")) {
+        for (const auto& [name, value] : j.at("engine_settings").items()) {
+          p.engine_settings[name] = value.get<double>();
+        }
+      }
       const auto& pub = j.at("published");
       const nlohmann::json excluded = j.value("excluded", nlohmann::json::object());
       for (auto [key, m] : {std::pair{"ttft_ms", ValidationMetric::kTtft},
@@ -228,6 +262,10 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     out.error = preset.error();
     return out;
   }
+  if (Status s = apply_knob_overrides(p.engine_settings, *preset); !s.ok()) {
+    out.error = "engine_settings: " + s.error();
+    return out;
+  }
   if (Status s = apply_knob_overrides(overrides, *preset); !s.ok()) {
     out.error = s.error();
     return out;
@@ -300,6 +338,7 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     for (int64_t i = 0; i < n; ++i) {
       lv.plan.arrivals.push_back(PlannedArrival{0, Phase::kMeasure, i});
     }
+    if (p.range_ratio > 0) lv.lengths = drawn_lengths(p, n);
     auto run = run_offline_level(cost, cfg, lv);
     if (!run.ok()) {
       out.error = run.error();

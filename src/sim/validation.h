@@ -34,6 +34,14 @@ struct ValidationPoint {
   // closed only. > 0: the source did not ignore EOS; lengths are the engine's EOS draw capped at
   // this max_tokens, its mean set so the expected length is `output_tokens` (the published mean).
   int64_t max_tokens = 0;
+  // closed only, > 0: the source drew each request's lengths uniformly from the integers
+  // [floor(len x range_ratio), len] for len = input_tokens and output_tokens, as the random dataset
+  // of SGLang's bench_serving and of the benchmark_serving.py copies that follow it does
+  // (workload `range_ratio`; 1 = exact lengths). The harness draws them with a fixed seed.
+  double range_ratio = 0;
+  // Engine settings the source states (its server command), applied over the preset before any
+  // fitting override (points.jsonl `engine_settings`, knob names as `--knob`). Not fitted.
+  std::map<std::string, double> engine_settings;
   std::vector<int64_t> input_lens, output_lens;
   bool median = false;  // the published statistic: median (else the table's mean)
   // The source sent its requests to a freshly started server with no warm-up (points.jsonl

@@ -8,10 +8,14 @@
 #include "sim/validation.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <string>
 
 #include "sim/accuracy_figures.h"
 #include "sim/deployment.h"
@@ -131,6 +135,62 @@ TEST(Validation, StartTogetherMeasuresTheOpeningBurst) {
             2 * spread.predicted.at(ValidationMetric::kTtft));
 }
 
+// A source that drew lengths uniformly from [len x ratio, len] (workload `range_ratio`) is replayed
+// with lengths drawn from that range, the same draw every run.
+TEST(Validation, RangeRatioDrawsLengthsFromAFixedSeed) {
+  ValidationPoint p;
+  p.id = "synthetic";
+  p.sim_engine = "sglang";
+  p.sim_model = "mistral-7b";
+  p.sim_gpu = "h100";
+  p.dtype = "bf16";
+  p.concurrency = 8;
+  p.requests = 80;
+  p.input_tokens = 1024;
+  p.output_tokens = 256;
+  p.start_together = true;
+  p.published[ValidationMetric::kOutputThroughput] = 1;
+  p.published[ValidationMetric::kTpot] = 1;
+  const PointPrediction exact = predict_point(p);
+  p.range_ratio = 0.5;
+  const PointPrediction drawn = predict_point(p);
+  const PointPrediction again = predict_point(p);
+  ASSERT_TRUE(exact.error.empty() && drawn.error.empty()) << exact.error << drawn.error;
+  // The drawn lengths are used, and are the same draw each time; a ratio of 1 is exact lengths.
+  EXPECT_NE(drawn.predicted, exact.predicted);
+  EXPECT_EQ(drawn.predicted, again.predicted);
+  p.range_ratio = 1;
+  EXPECT_EQ(predict_point(p).predicted, exact.predicted);
+}
+
+// The server settings a source states (points.jsonl `engine_settings`) replace the preset's; an
+// unknown name is refused with the accepted ones.
+TEST(Validation, EngineSettingsApplyAndUnknownOnesAreNamed) {
+  ValidationPoint p;
+  p.id = "synthetic";
+  p.sim_engine = "vllm";
+  p.sim_model = "mistral-7b";
+  p.sim_gpu = "rtx4090";
+  p.dtype = "bf16";
+  p.concurrency = 32;
+  p.requests = 64;
+  p.input_tokens = 1024;
+  p.output_tokens = 32;
+  p.start_together = true;
+  p.published[ValidationMetric::kTtft] = 1;
+  const PointPrediction wide = predict_point(p);
+  p.engine_settings["max_num_batched_tokens"] = 256;
+  const PointPrediction narrow = predict_point(p);
+  ASSERT_TRUE(wide.error.empty() && narrow.error.empty()) << wide.error << narrow.error;
+  EXPECT_GT(narrow.predicted.at(ValidationMetric::kTtft),
+            wide.predicted.at(ValidationMetric::kTtft));
+  p.engine_settings["max_num_seq"] = 8;
+  const PointPrediction bad = predict_point(p);
+  EXPECT_NE(bad.error.find("engine_settings: unknown knob 'max_num_seq'"), std::string::npos)
+      << bad.error;
+  EXPECT_NE(bad.error.find("max_num_seqs"), std::string::npos) << bad.error;
+}
+
 // Without ignore_eos a point's lengths are the engine's EOS draw (ceil of an exponential, clamped
 // to [1, max_tokens]) with the mean that gives the published mean length.
 TEST(Validation, EosMeanGivesThePublishedMeanLength) {
@@ -183,6 +243,32 @@ TEST(Validation, BadSetFilesAreRefusedWithTheReason) {
   auto missing = load_validation_set("/nonexistent");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().find("points.jsonl"), std::string::npos);
+
+  // A range_ratio outside [0, 1], or one on a point the harness cannot replay it with, is named.
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tokperf-validation-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto write_point = [&](const std::string& workload) {
+    std::ofstream(dir / "points.jsonl")
+        << R"({"id":"x","source":"s","engine":"vllm","model":"m","sim_model":"mistral-7b",)"
+        << R"("gpu":"g","sim_gpu":"h100","dtype":"bf16","tp":1,"workload":)" << workload
+        << R"(,"published":{"tpot_ms":10}})"
+        << "\n";
+    std::ofstream(dir / "split.json") << R"({"held_out":["x"],"calibration":[]})";
+    return load_validation_set(dir.string());
+  };
+  const std::string closed =
+      R"({"kind":"closed","concurrency":4,"input_tokens":100,"output_tokens":10,)";
+  auto too_wide = write_point(closed + R"("start":"together","range_ratio":1.5})");
+  ASSERT_FALSE(too_wide.ok());
+  EXPECT_NE(too_wide.error().find("range_ratio must be in [0, 1]"), std::string::npos)
+      << too_wide.error();
+  auto spread = write_point(closed + R"("range_ratio":0.8})");
+  ASSERT_FALSE(spread.ok());
+  EXPECT_NE(spread.error().find("only with start: together"), std::string::npos) << spread.error();
+  auto fine = write_point(closed + R"("start":"together","range_ratio":0.8})");
+  EXPECT_TRUE(fine.ok()) << (fine.ok() ? "" : fine.error());
+  std::filesystem::remove_all(dir);
 }
 
 CostModel cost_for(const char* model, const char* gpu, const char* dtype, int tp) {
