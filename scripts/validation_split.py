@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Splits data/validation/points.jsonl into calibration and held-out sets by a fixed seed.
 
-Run once, before any constant is fitted; the output (data/validation/split.json) is committed and
-never regenerated after tuning starts. Usage: scripts/validation_split.py [--check]
+Each batch of points is split once, when it is added and before any constant is fitted to it; the
+output (data/validation/split.json) is committed and an earlier batch's assignment never changes.
+- The first batch (points without a `batch` field, 2026-12-01): seed 14, 40% held out.
+- Later batches (points with `batch`): points with a `held_out_rule` are held out by that rule;
+  the rest are split with the batch's own seed, 50% held out.
+Usage: scripts/validation_split.py [--check]
 """
 import json
 import pathlib
@@ -11,22 +15,43 @@ import sys
 
 SEED = 14  # the issue's number; fixed before any constant was fitted
 HELD_OUT_FRACTION = 0.4
+# Later batches: name -> seed (fixed when the batch was added, before fitting).
+BATCH_SEEDS = {"moe-2026-12-03": 1403}
+BATCH_HELD_OUT_FRACTION = 0.5
 
 root = pathlib.Path(__file__).resolve().parent.parent
 points = [json.loads(line) for line in open(root / "data/validation/points.jsonl") if line.strip()]
-ids = sorted(p["id"] for p in points)
-rng = random.Random(SEED)
-rng.shuffle(ids)
-n_held = round(len(ids) * HELD_OUT_FRACTION)
-split = {
+held, calib = [], []
+
+
+def split(ids, seed, fraction):
+    ids = sorted(ids)
+    random.Random(seed).shuffle(ids)
+    n_held = round(len(ids) * fraction)
+    held.extend(ids[:n_held])
+    calib.extend(ids[n_held:])
+
+
+split([p["id"] for p in points if "batch" not in p], SEED, HELD_OUT_FRACTION)
+methods = ["first batch: sorted ids, random.Random(14).shuffle, first round(0.4 n) held out"]
+for batch, seed in BATCH_SEEDS.items():
+    members = [p for p in points if p.get("batch") == batch]
+    held.extend(p["id"] for p in members if "held_out_rule" in p)
+    split([p["id"] for p in members if "held_out_rule" not in p], seed, BATCH_HELD_OUT_FRACTION)
+    methods.append(f"batch {batch}: points with held_out_rule held out; the rest sorted, "
+                   f"random.Random({seed}).shuffle, first round(0.5 n) held out")
+unknown = {p.get("batch") for p in points if "batch" in p} - set(BATCH_SEEDS)
+if unknown:
+    sys.exit(f"points.jsonl has batches without a seed here: {sorted(unknown)}")
+out_split = {
     "seed": SEED,
-    "method": "sorted ids, random.Random(seed).shuffle, first round(0.4 n) held out",
-    "held_out": sorted(ids[:n_held]),
-    "calibration": sorted(ids[n_held:]),
+    "method": "; ".join(methods),
+    "held_out": sorted(held),
+    "calibration": sorted(calib),
 }
 out = root / "data/validation/split.json"
-text = json.dumps(split, indent=1) + "\n"
+text = json.dumps(out_split, indent=1) + "\n"
 if "--check" in sys.argv:
     sys.exit(0 if out.read_text() == text else 1)
 out.write_text(text)
-print(f"{len(split['calibration'])} calibration, {len(split['held_out'])} held out -> {out}")
+print(f"{len(out_split['calibration'])} calibration, {len(out_split['held_out'])} held out -> {out}")

@@ -1,19 +1,19 @@
-// `tokperf bench`: load (closed or open loop, sweeps, traces) against an OpenAI-compatible streaming
-// endpoint. Flags -> BenchConfig (validated once) -> probe the server -> build the prompt -> run ->
-// report.
+// `tokperf bench`: load (closed or open loop, sweeps, traces) against an OpenAI-compatible
+// streaming endpoint. Flags -> BenchConfig (validated once) -> probe the server -> build the prompt
+// -> run -> report.
 #include <unistd.h>
 
 #include <ctime>
 #include <memory>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/app.h"
 #include "cli/bench_output.h"
 #include "cli/commands.h"
-#include "cli/output_flags.h"
 #include "cli/load_flags.h"
+#include "cli/output_flags.h"
 #include "cli/shard_flags.h"
 #include "cli/target_flags.h"
 #include "cli/workload_flags.h"
@@ -40,24 +40,25 @@ struct BenchFlags {
   bool server_metrics_given = false;
   std::string server_metrics_interval = "1s";
   int metrics_port = -1;
-  int threads = 0;  // --threads
+  int threads = 0;             // --threads
   bool threads_given = false;  // else default_loop_count()
 };
 
 // --threads: validated, defaulted to the machine, and capped by what the levels can share.
 void apply_threads_flag(const BenchFlags& f, BenchConfig& config, std::vector<std::string>& notes) {
   if (f.threads_given && (f.threads < 1 || f.threads > kMaxLoops)) {
-    throw UsageError(fmt::format("--threads {} is out of range; accepted: 1 to {} event loops "
-                                 "(default: the machine's hardware threads, at most {})",
-                                 f.threads, kMaxLoops, kMaxDefaultLoops));
+    throw UsageError(
+        fmt::format("--threads {} is out of range; accepted: 1 to {} event loops "
+                    "(default: the machine's hardware threads, at most {})",
+                    f.threads, kMaxLoops, kMaxDefaultLoops));
   }
   const int requested = f.threads_given ? f.threads : default_loop_count();
   config.load.threads = run_loop_count(config.load, requested);
   if (f.threads_given && config.load.threads < requested) {
-    notes.push_back(fmt::format("--threads {}: {} event loop{} used, as many as the largest level "
-                                "can share (slots, arrivals or --max-concurrency)",
-                                requested, config.load.threads,
-                                config.load.threads == 1 ? "" : "s"));
+    notes.push_back(
+        fmt::format("--threads {}: {} event loop{} used, as many as the largest level "
+                    "can share (slots, arrivals or --max-concurrency)",
+                    requested, config.load.threads, config.load.threads == 1 ? "" : "s"));
   }
 }
 
@@ -66,24 +67,27 @@ void apply_server_metrics_flags(const BenchFlags& f, BenchConfig& config) {
   for (const auto& u : f.server_metrics) {
     if (u.empty()) continue;  // CLI11's value for a bare --server-metrics
     if (!u.starts_with("http://") && !u.starts_with("https://")) {
-      throw UsageError(fmt::format("--server-metrics '{}' is not a URL; accepted: http(s)://host:port"
-                                   "/metrics, several for several replicas, or none for the "
-                                   "target's own /metrics",
-                                   u));
+      throw UsageError(
+          fmt::format("--server-metrics '{}' is not a URL; accepted: http(s)://host:port"
+                      "/metrics, several for several replicas, or none for the "
+                      "target's own /metrics",
+                      u));
     }
     config.server_metrics_urls.push_back(u);
   }
   auto interval = parse_duration_ns(f.server_metrics_interval, "s");
   if (!interval || *interval < 10'000'000) {
-    throw UsageError(fmt::format("--server-metrics-interval '{}': expected a duration of at least "
-                                 "10ms, e.g. 1s or 250ms",
-                                 f.server_metrics_interval));
+    throw UsageError(
+        fmt::format("--server-metrics-interval '{}': expected a duration of at least "
+                    "10ms, e.g. 1s or 250ms",
+                    f.server_metrics_interval));
   }
   config.server_metrics_interval_ns = *interval;
   if (f.metrics_port < -1 || f.metrics_port > 65535) {
-    throw UsageError(fmt::format("--metrics-port {} is out of range; accepted: 0 (ephemeral) to "
-                                 "65535",
-                                 f.metrics_port));
+    throw UsageError(
+        fmt::format("--metrics-port {} is out of range; accepted: 0 (ephemeral) to "
+                    "65535",
+                    f.metrics_port));
   }
   config.metrics_port = f.metrics_port;
 }
@@ -101,9 +105,8 @@ int run_bench(BenchFlags& flags) {
                "tokperf: no --url, so benchmarking the built-in simulated engine at {}: {} "
                "(repeated prompts hit its prefix cache, as on vLLM; --unique-prompts avoids it)\n",
                flags.target.url, sim::describe_simulation(*simulated));
-    fmt::print(
-        stderr, "tokperf: simulated {}\n",
-        sim::held_out_accuracy_line(simulated->cost().deployment().gpu.id, flags.sim.engine));
+    fmt::print(stderr, "tokperf: simulated {}\n",
+               sim::held_out_accuracy_line(simulated->cost().deployment(), flags.sim.engine));
     const LoadFlags& l = flags.load;
     if (l.concurrency.empty() && !l.sweep && l.request_rate.empty() && l.ramp.empty() &&
         l.trace.empty() && l.requests.empty() && l.duration.empty() &&
@@ -117,8 +120,9 @@ int run_bench(BenchFlags& flags) {
                  "--duration)\n");
     }
   } else if (flags.sim_flags_given) {
-    throw UsageError("--sim-model, --model-config, --gpu, --gpu-spec, --dtype, --kv-dtype and --tp "
-                     "describe the simulated target; they cannot be combined with --url");
+    throw UsageError(
+        "--sim-model, --model-config, --gpu, --gpu-spec, --dtype, --kv-dtype and --tp "
+        "describe the simulated target; they cannot be combined with --url");
   }
   BenchConfig config;
   apply_target_flags(flags.target, config);
@@ -163,8 +167,7 @@ void register_bench_command(CLI::App& app, CommandSet& cmds) {
                   "replicas")
       ->expected(0, -1)
       ->group(sm);
-  sub->add_option("--server-metrics-interval", flags->server_metrics_interval,
-                  "Scrape interval")
+  sub->add_option("--server-metrics-interval", flags->server_metrics_interval, "Scrape interval")
       ->capture_default_str()
       ->group(sm);
   sub->add_option("--metrics-port", flags->metrics_port,

@@ -14,10 +14,10 @@
 #include "cli/bench_output.h"
 #include "cli/commands.h"
 #include "cli/load_flags.h"
-#include "cli/workload_flags.h"
 #include "cli/output_flags.h"
 #include "cli/run_recorder.h"
 #include "cli/sim_run_load.h"
+#include "cli/workload_flags.h"
 #include "core/clock.h"
 #include "core/units.h"
 #include "load/capacity_search.h"
@@ -155,7 +155,7 @@ int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig con
   std::vector<std::string> notes = {
       "virtual time: simulated engine, no sockets; send lag is 0 by construction and client "
       "health (CPU, loop lag) does not apply",
-      sim::held_out_accuracy_line(cost.deployment().gpu.id, f.deployment.engine),
+      sim::held_out_accuracy_line(cost.deployment(), f.deployment.engine),
   };
   const int64_t wall_start_ns = mono_ns();
   if (config.workload) {
@@ -238,8 +238,7 @@ int run_capacity_search(const SimRunFlags& f, const sim::CostModel& cost, const 
   opt.unit = opt.integer ? "concurrent" : "req/s";
   const CapacityResult r = capacity_search(run_level, opt);
   fmt::print(out, "{}\n", r.summary);
-  fmt::print(out, "{}\n",
-             sim::held_out_accuracy_line(cost.deployment().gpu.id, f.deployment.engine));
+  fmt::print(out, "{}\n", sim::held_out_accuracy_line(cost.deployment(), f.deployment.engine));
   if (f.output.json) {
     nlohmann::json doc = capacity_json("sim run --capacity", config_json(base),
                                        {{"by", f.by}, {"start", f.start}, {"max", f.max}}, r);

@@ -5,16 +5,30 @@
 
 namespace tokperf::sim::accuracy {
 
-inline constexpr int kHeldOutRuns = 12;
-inline constexpr int kTtftN = 11;
-inline constexpr double kTtftMedianAbsPct = 18.6;
-inline constexpr int kTpotN = 7;
-inline constexpr double kTpotMedianAbsPct = 2.5;
-inline constexpr int kOutputN = 10;
-inline constexpr double kOutputMedianAbsPct = 4.3;
-inline constexpr double kWorstRatio = 2.35;
-// The GPUs and engine presets of the whole set (calibration and held-out), space-separated.
-inline constexpr const char* kValidatedGpus = "a100-40g a100-80g h100 rtx4090";
-inline constexpr const char* kValidatedEngines = "nim vllm vllm-v0 vllm-v0.6";
+// clang-format off
+// Held-out runs; per metric the points and the median |error| in % (-1: no point); the
+// worst ratio over the three metrics; the GPUs and engine presets of the class's points
+// (calibration and held-out), space-separated.
+struct HeldOutFigures {
+  int runs, ttft_n;
+  double ttft_pct;
+  int tpot_n;
+  double tpot_pct;
+  int output_n;
+  double output_pct, worst_ratio;
+  const char* gpus;
+  const char* engines;
+};
+
+inline constexpr HeldOutFigures kDense{12, 11, 18.6, 7, 2.5, 10, 4.3, 2.35,
+                                     "a100-40g a100-80g h100 rtx4090",
+                                     "nim vllm vllm-v0 vllm-v0.6"};
+inline constexpr HeldOutFigures kMoe{32, 32, 89.0, 32, 64.6, 32, 224.8, 236.01,
+                                     "a100-80g h100 h200 mi300x",
+                                     "sglang trtllm vllm-v0 vllm-v0.6"};
+inline constexpr HeldOutFigures kAll{44, 43, 81.4, 39, 62.0, 42, 201.2, 236.01,
+                                     "a100-40g a100-80g h100 h200 mi300x rtx4090",
+                                     "nim sglang trtllm vllm vllm-v0 vllm-v0.6"};
+// clang-format on
 
 }  // namespace tokperf::sim::accuracy

@@ -112,7 +112,7 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
   line("TTFT", ms(e.expected_ttft_s));
   line("TPOT", ms(e.expected_tpot_s));
   line("end to end", ms(e.expected_e2e_s));
-  out += held_out_accuracy_line(d.gpu.id, req.engine) + "\n";
+  out += held_out_accuracy_line(d, req.engine) + "\n";
   return out;
 }
 
@@ -120,6 +120,10 @@ nlohmann::json estimate_to_json(const Estimate& e, const CostModel& cost,
                                 const EstimateRequest& req) {
   const Deployment& d = cost.deployment();
   const CostKnobs& k = cost.knobs();
+  const accuracy::HeldOutFigures& fig =
+      model_class_of(d) == ModelClass::kMoe ? accuracy::kMoe : accuracy::kDense;
+  // A metric with no held-out point of this class has no figure: null.
+  auto json_pct = [](int n, double pct) { return n > 0 ? nlohmann::json(pct) : nlohmann::json(); };
   return {
       {"model", d.model.id},
       {"gpu", d.gpu.id},
@@ -159,12 +163,14 @@ nlohmann::json estimate_to_json(const Estimate& e, const CostModel& cost,
         {"request_overhead_s", k.request_overhead_s},
         {"request_overhead_per_token_s", k.request_overhead_per_token_s}}},
       {"accuracy",
-       {{"held_out_runs", accuracy::kHeldOutRuns},
-        {"ttft_median_abs_pct", accuracy::kTtftMedianAbsPct},
-        {"tpot_median_abs_pct", accuracy::kTpotMedianAbsPct},
-        {"output_throughput_median_abs_pct", accuracy::kOutputMedianAbsPct},
-        {"worst_ratio", accuracy::kWorstRatio},
-        {"validated_gpu_and_engine", in_validated_set(cost.deployment().gpu.id, req.engine)},
+       {{"model_class", model_class_of(cost.deployment()) == ModelClass::kMoe ? "moe" : "dense"},
+        {"held_out_runs", fig.runs},
+        {"ttft_median_abs_pct", json_pct(fig.ttft_n, fig.ttft_pct)},
+        {"tpot_median_abs_pct", json_pct(fig.tpot_n, fig.tpot_pct)},
+        {"output_throughput_median_abs_pct", json_pct(fig.output_n, fig.output_pct)},
+        {"worst_ratio", fig.worst_ratio},
+        {"validated_gpu_and_engine",
+         in_validated_set(cost.deployment().gpu.id, req.engine, model_class_of(cost.deployment()))},
         {"source", "docs/SIMULATOR.md, data/validation/"}}},
       {"notes", e.notes},
   };

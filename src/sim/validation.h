@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "sim/deployment.h"
 #include "sim/engine_preset.h"
 
 namespace tokperf::sim {
@@ -47,6 +48,9 @@ struct ValidationPoint {
   // The source sent its requests to a freshly started server with no warm-up (points.jsonl
   // `cold_start`, with the source's words in `cold_start_evidence`).
   bool cold_start = false;
+  // The model class the figures are reported by: a mixture-of-experts `sim_model` (set on load
+  // from the catalog) or a dense one.
+  bool moe = false;
   std::map<ValidationMetric, double> published;  // metrics used (excluded ones are left out)
 };
 
@@ -68,6 +72,9 @@ struct PointPrediction {
 };
 PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& overrides = {});
 
+// The model class whose held-out figures a prediction is given with.
+enum class ModelClass { kDense, kMoe };
+
 struct MetricSummary {
   int n = 0;
   double median_abs_pct = 0;  // median |predicted / measured - 1| x 100
@@ -83,21 +90,32 @@ struct ValidationResult {
   };
   std::vector<Row> rows;              // every published metric of every point, in file order
   std::vector<std::string> failures;  // "id: why" for points that could not be replayed
-  MetricSummary summary(bool held_out, ValidationMetric m) const;
+  // Over one half, all points or those of one model class.
+  MetricSummary summary(bool held_out, ValidationMetric m,
+                        std::optional<ModelClass> cls = std::nullopt) const;
 };
 
 ValidationResult run_validation(const std::vector<ValidationPoint>& points,
                                 const KnobOverrides& overrides = {});
 
-// The text of sim/accuracy_figures.h for these results (held-out summaries).
+// The text of sim/accuracy_figures.h for these results (held-out summaries, per model class and
+// for all points).
 std::string accuracy_figures_header(const ValidationResult& r);
 
 // "TTFT typically within ±X%, TPOT ±Y%, output throughput ±Z% (median |error| on N held-out
-// published runs; worst W×)" from the generated figures. Given the GPU id and engine preset of
-// the prediction, it adds that they are outside the validated set when no point ran on them.
-std::string held_out_accuracy_line(std::string_view gpu_id = {}, std::string_view engine = {});
-// Whether some point of the validation set ran on this GPU id and this engine preset (an empty
-// argument is not checked).
-bool in_validated_set(std::string_view gpu_id, std::string_view engine);
+// published runs of <class> models; worst W×)" from the generated figures of that class. Given
+// the GPU id and engine preset of the prediction, it adds that they are outside that class's
+// validated set when no point of the class ran on them.
+std::string held_out_accuracy_line(std::string_view gpu_id = {}, std::string_view engine = {},
+                                   ModelClass cls = ModelClass::kDense);
+// Whether some point of that class in the validation set ran on this GPU id and this engine
+// preset (an empty argument is not checked).
+bool in_validated_set(std::string_view gpu_id, std::string_view engine,
+                      ModelClass cls = ModelClass::kDense);
+// The line for a prediction on this deployment (its GPU and its model's class) and engine preset.
+std::string held_out_accuracy_line(const Deployment& d, std::string_view engine);
+inline ModelClass model_class_of(const Deployment& d) {
+  return d.model.is_moe() ? ModelClass::kMoe : ModelClass::kDense;
+}
 
 }  // namespace tokperf::sim

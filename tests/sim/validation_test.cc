@@ -14,6 +14,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -22,6 +24,11 @@
 
 namespace tokperf::sim {
 namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 const std::string kDataDir = std::string(TOKPERF_TEST_DATA) + "/../../data/validation";
 
@@ -59,35 +66,52 @@ TEST(Validation, TheSetIsLargeAndVariedAndEveryPointIsInOneHalf) {
 TEST(Validation, HeldOutErrorsEqualTheFiguresTheCliPrints) {
   const ValidationResult r = run_validation(points());
   EXPECT_TRUE(r.failures.empty()) << r.failures.front();
-  std::set<std::string> held;
   for (const auto& row : r.rows) {
-    if (row.point->held_out) held.insert(row.point->id);
     std::printf("| %s | %s | %s | %.4g | %.4g | %+.1f%% |\n", row.point->id.c_str(),
                 row.point->held_out ? "held-out" : "calibration", metric_name(row.metric),
                 row.measured, row.predicted, row.error_pct());
   }
-  EXPECT_EQ(static_cast<int>(held.size()), accuracy::kHeldOutRuns);
-  const MetricSummary t = r.summary(true, ValidationMetric::kTtft);
-  const MetricSummary p = r.summary(true, ValidationMetric::kTpot);
-  const MetricSummary o = r.summary(true, ValidationMetric::kOutputThroughput);
-  EXPECT_EQ(t.n, accuracy::kTtftN);
-  EXPECT_EQ(p.n, accuracy::kTpotN);
-  EXPECT_EQ(o.n, accuracy::kOutputN);
-  // The header rounds to 0.1 percentage point (0.01 for the ratio).
-  EXPECT_NEAR(t.median_abs_pct, accuracy::kTtftMedianAbsPct, 0.051);
-  EXPECT_NEAR(p.median_abs_pct, accuracy::kTpotMedianAbsPct, 0.051);
-  EXPECT_NEAR(o.median_abs_pct, accuracy::kOutputMedianAbsPct, 0.051);
-  EXPECT_NEAR(std::max({t.worst_ratio, p.worst_ratio, o.worst_ratio}), accuracy::kWorstRatio,
-              0.0051);
-  // The header's lists of what the set covers are the set's own.
-  const std::string header = accuracy_figures_header(r);
-  EXPECT_NE(header.find(std::string("kValidatedGpus = \"") + accuracy::kValidatedGpus + "\";"),
-            std::string::npos)
-      << header;
-  EXPECT_NE(
-      header.find(std::string("kValidatedEngines = \"") + accuracy::kValidatedEngines + "\";"),
-      std::string::npos)
-      << header;
+  // Each class's figures (and those of all points) are the recomputed ones; the header rounds to
+  // 0.1 percentage point (0.01 for the ratio).
+  auto check = [&](const accuracy::HeldOutFigures& f, std::optional<ModelClass> cls,
+                   const char* name) {
+    SCOPED_TRACE(name);
+    std::set<std::string> held;
+    for (const auto& row : r.rows) {
+      if (row.point->held_out && (!cls || row.point->moe == (*cls == ModelClass::kMoe))) {
+        held.insert(row.point->id);
+      }
+    }
+    EXPECT_EQ(static_cast<int>(held.size()), f.runs);
+    const MetricSummary t = r.summary(true, ValidationMetric::kTtft, cls);
+    const MetricSummary p = r.summary(true, ValidationMetric::kTpot, cls);
+    const MetricSummary o = r.summary(true, ValidationMetric::kOutputThroughput, cls);
+    EXPECT_EQ(t.n, f.ttft_n);
+    EXPECT_EQ(p.n, f.tpot_n);
+    EXPECT_EQ(o.n, f.output_n);
+    EXPECT_NEAR(t.median_abs_pct, f.ttft_pct, 0.051);
+    EXPECT_NEAR(p.median_abs_pct, f.tpot_pct, 0.051);
+    EXPECT_NEAR(o.median_abs_pct, f.output_pct, 0.051);
+    EXPECT_NEAR(std::max({t.worst_ratio, p.worst_ratio, o.worst_ratio}), f.worst_ratio, 0.0051);
+  };
+  check(accuracy::kDense, ModelClass::kDense, "dense");
+  check(accuracy::kMoe, ModelClass::kMoe, "moe");
+  check(accuracy::kAll, std::nullopt, "all");
+  // The whole header, the classes' lists of what they cover included, is the recomputed one.
+  EXPECT_EQ(accuracy_figures_header(r),
+            read_file(std::string(TOKPERF_TEST_DATA) + "/../../src/sim/accuracy_figures.h"));
+}
+
+// Points are classed by their catalog model: Mixtral and DeepSeek are mixture-of-experts.
+TEST(Validation, PointsAreClassedByTheirModel) {
+  int moe = 0, dense = 0;
+  for (const auto& p : points()) {
+    const bool expect_moe = p.sim_model == "mixtral-8x7b" || p.sim_model == "deepseek-v3";
+    EXPECT_EQ(p.moe, expect_moe) << p.id;
+    (p.moe ? moe : dense) += 1;
+  }
+  EXPECT_GT(moe, 0);
+  EXPECT_GT(dense, 0);
 }
 
 // A burst request that streamed no token still completed at the source (its first token was EOS):
@@ -206,8 +230,15 @@ TEST(Validation, EosMeanGivesThePublishedMeanLength) {
 TEST(Validation, CliLineStatesTheGeneratedFigures) {
   const std::string line = held_out_accuracy_line();
   EXPECT_NE(line.find("TTFT typically within"), std::string::npos) << line;
-  EXPECT_NE(line.find(std::to_string(accuracy::kHeldOutRuns) + " held-out"), std::string::npos)
+  EXPECT_NE(line.find(std::to_string(accuracy::kDense.runs) + " held-out published runs of dense"),
+            std::string::npos)
       << line;
+  const std::string moe = held_out_accuracy_line("", "", ModelClass::kMoe);
+  EXPECT_NE(moe.find(std::to_string(accuracy::kMoe.runs) +
+                     " held-out published runs of mixture-of-experts models"),
+            std::string::npos)
+      << moe;
+  EXPECT_NE(moe, line);
 }
 
 TEST(Validation, CliLineSaysWhenTheGpuOrEngineWasNeverValidated) {
@@ -216,12 +247,16 @@ TEST(Validation, CliLineSaysWhenTheGpuOrEngineWasNeverValidated) {
   EXPECT_FALSE(in_validated_set("mi300x", "vllm"));
   EXPECT_FALSE(in_validated_set("h100", "sglang"));
   EXPECT_FALSE(in_validated_set("a100", ""));  // a prefix of a listed id is not that id
+  // Per class: the MoE points ran on the MI300X with SGLang, the dense ones did not.
+  EXPECT_TRUE(in_validated_set("mi300x", "sglang", ModelClass::kMoe));
+  EXPECT_FALSE(in_validated_set("mi300x", "sglang", ModelClass::kDense));
   EXPECT_EQ(held_out_accuracy_line("h100", "vllm"), held_out_accuracy_line());
   const std::string mi = held_out_accuracy_line("mi300x", "sglang");
-  EXPECT_NE(mi.find("the validation set has no published run on GPU 'mi300x' or engine 'sglang'"),
+  EXPECT_NE(mi.find("the validation set has no published run of a dense model on GPU 'mi300x' or "
+                    "engine 'sglang'"),
             std::string::npos)
       << mi;
-  EXPECT_NE(mi.find(std::string("its GPUs: ") + accuracy::kValidatedGpus), std::string::npos) << mi;
+  EXPECT_NE(mi.find(std::string("its GPUs: ") + accuracy::kDense.gpus), std::string::npos) << mi;
   EXPECT_NE(held_out_accuracy_line("custom", "").find("GPU 'custom'"), std::string::npos);
 }
 
