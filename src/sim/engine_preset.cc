@@ -74,8 +74,17 @@ std::vector<EnginePreset> make_presets() {
   sglang.device_batch_defaults = false;
   sglang.description =
       "SGLang defaults: mem_fraction_static ~0.88, chunked_prefill_size 8192, radix prefix "
-      "cache, on-demand KV with retraction (kernel efficiencies as vLLM: no fitted data yet)";
+      "cache, on-demand KV with retraction (kernel efficiencies as vLLM; 113 us per MoE layer per "
+      "step, fitted on "
+      "DeepSeek-R1 calibration points)";
   sglang.knobs.gpu_memory_utilization = 0.88;
+  // Fitted on the 2 calibration points of the DeepSeek-R1 batch (InferenceX issue 870, SGLang
+  // 0.5.7, 8xH200 TP8, c = 32 and 64: TPOT -20% without it; `scripts/fit_sim.py --engine sglang
+  // --knob moe_layer_overhead_s=5e-5 --rounds 3` -> 112.7 us): the per-step cost of a DeepSeek
+  // MoE+MLA layer's many small kernels (routing, token permutation, the fused-MoE and shared-expert
+  // GEMMs, MLA projections, two all-reduces) that the roofline of its bytes and FLOPs leaves out,
+  // 6.5 ms per step over 58 MoE layers. Unvalidated for other MoE models (Mixtral) on SGLang.
+  sglang.knobs.moe_layer_overhead_s = 113e-6;
   sglang.config.max_num_seqs = 1024;
   v.push_back(sglang);
 
