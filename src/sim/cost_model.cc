@@ -96,10 +96,18 @@ StepBreakdown CostModel::step(const StepShape& s) const {
   StepBreakdown b;
   const double tp = static_cast<double>(d_.tp);
   const double lm_head_flops = 2.0 * params_.lm_head * static_cast<double>(s.sampled_seqs);
-  const double body_flops =
-      2.0 * (params_.matmul_active() - params_.lm_head) * static_cast<double>(s.new_tokens);
+  const ModelShape& m = d_.model;
+  const double routed_params = m.is_moe()
+                                   ? static_cast<double>(m.num_moe_layers()) *
+                                         static_cast<double>(m.experts_per_token) * params_.expert
+                                   : 0.0;
+  const double tokens = static_cast<double>(s.new_tokens);
+  const double dense_flops =
+      2.0 * (params_.matmul_active() - params_.lm_head - routed_params) * tokens;
+  const double routed_flops = 2.0 * routed_params * tokens;
+  const double rate = tp * matmul_flops_per_s_ * linear_compute_efficiency();
   b.linear_s =
-      (body_flops + lm_head_flops) / (tp * matmul_flops_per_s_ * linear_compute_efficiency());
+      (dense_flops + lm_head_flops) / rate + routed_flops / (rate * k_.moe_expert_compute_factor);
   b.attention_s = attn_flops_per_pair_ * s.attention_pairs /
                   (tp * attention_flops_per_s_ * k_.attention_efficiency);
   const double peak_bw = d_.gpu.memory_bw_bytes_per_s;

@@ -12,8 +12,9 @@ namespace tokperf::sim {
 
 struct CostKnobs {
   double gpu_memory_utilization = 0.9;  // vLLM's default fraction of device memory it may use
-  // false (vLLM, SGLang): KV budget = utilization x memory - weights - reserve. true (TensorRT-LLM's
-  // free_gpu_memory_fraction): KV budget = utilization x (memory - weights - reserve).
+  // false (vLLM, SGLang): KV budget = utilization x memory - weights - reserve. true
+  // (TensorRT-LLM's free_gpu_memory_fraction): KV budget = utilization x (memory - weights -
+  // reserve).
   bool kv_fraction_of_free_memory = false;
   // Per-GPU bytes kept back for activations, CUDA graphs and the sampler (vLLM measures this in a
   // profiling run; 1-4 GiB for 7B-70B models at 8192 batched tokens).
@@ -43,6 +44,10 @@ struct CostKnobs {
   // Per MoE layer per step: routing, token permutation and the grouped-GEMM launch that a dense
   // layer does not pay (plus expert-parallel dispatch when experts are spread over GPUs).
   double moe_layer_overhead_s = 0;
+  // The routed experts' GEMMs run at this fraction of the dense linear rate: a top-k MoE layer
+  // scatters a step's tokens over many small per-expert GEMMs (and tensor parallelism splits each
+  // expert's intermediate size again), which fill the GPU worse than one dense GEMM. 1 = as dense.
+  double moe_expert_compute_factor = 1;
   // One-off cost of the first step that prefills on a freshly started server (first use of each
   // kernel and GEMM shape, memory-pool growth, the first sampler/detokeniser pass). Paid only when
   // the workload says the server is cold (EngineConfig::cold_start: the validation points whose

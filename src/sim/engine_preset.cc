@@ -74,17 +74,22 @@ std::vector<EnginePreset> make_presets() {
   sglang.device_batch_defaults = false;
   sglang.description =
       "SGLang defaults: mem_fraction_static ~0.88, chunked_prefill_size 8192, radix prefix "
-      "cache, on-demand KV with retraction (kernel efficiencies as vLLM; 113 us per MoE layer per "
-      "step, fitted on "
-      "DeepSeek-R1 calibration points)";
+      "cache, on-demand KV with retraction (kernel efficiencies as vLLM; for MoE layers 68 us per "
+      "step and routed-expert GEMMs at 0.068 of the dense rate, fitted on DeepSeek-R1 "
+      "calibration points)";
   sglang.knobs.gpu_memory_utilization = 0.88;
-  // Fitted on the 2 calibration points of the DeepSeek-R1 batch (InferenceX issue 870, SGLang
-  // 0.5.7, 8xH200 TP8, c = 32 and 64: TPOT -20% without it; `scripts/fit_sim.py --engine sglang
-  // --knob moe_layer_overhead_s=5e-5 --rounds 3` -> 112.7 us): the per-step cost of a DeepSeek
-  // MoE+MLA layer's many small kernels (routing, token permutation, the fused-MoE and shared-expert
-  // GEMMs, MLA projections, two all-reduces) that the roofline of its bytes and FLOPs leaves out,
-  // 6.5 ms per step over 58 MoE layers. Unvalidated for other MoE models (Mixtral) on SGLang.
-  sglang.knobs.moe_layer_overhead_s = 113e-6;
+  // Fitted together on the 2 calibration points of the DeepSeek-R1 batch (InferenceX issue 870,
+  // SGLang 0.5.7, 8xH200 TP8, c = 32 and 64; `scripts/fit_sim.py --engine sglang --knob
+  // moe_layer_overhead_s=5e-5 --knob moe_expert_compute_factor=0.2 --rounds 4` -> 68.4 us,
+  // 0.0684; docs/SIMULATOR.md "Second batch"). 68 us per MoE layer per step: the many small
+  // kernels of a DeepSeek layer (routing, token permutation, MLA projections, all-reduces) that a
+  // roofline of its bytes and FLOPs leaves out, 3.9 ms over 58 MoE layers. 0.068 of the dense
+  // linear rate for the routed experts' GEMMs: tensor parallelism leaves each rank 256 of an
+  // expert's 2,048 intermediate columns and a prompt gives each expert ~1/32 of its tokens, and
+  // block-scaled FP8 GEMMs that small reach 14-119 TFLOP/s on an H100 (M = 16-128, N = 2,112,
+  // K = 7,168: vllm-project/vllm#23280), 1-6% of the FP8 peak. Unvalidated for other MoE models.
+  sglang.knobs.moe_layer_overhead_s = 68e-6;
+  sglang.knobs.moe_expert_compute_factor = 0.068;
   sglang.config.max_num_seqs = 1024;
   v.push_back(sglang);
 

@@ -106,9 +106,13 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
   const CostKnobs& k = cost.knobs();
   out += fmt::format(
       "expected, idle engine (linear compute {:.0f}%, weight bandwidth {:.0f}%{}, {:.2f} ms step "
-      "overhead)\n",
+      "overhead{})\n",
       cost.linear_compute_efficiency() * 100, cost.weight_bandwidth_efficiency() * 100,
-      cost.w8a8() ? ", 8-bit weight and activation kernels" : "", k.step_overhead_s * 1e3);
+      cost.w8a8() ? ", 8-bit weight and activation kernels" : "", k.step_overhead_s * 1e3,
+      d.model.is_moe() && (k.moe_layer_overhead_s > 0 || k.moe_expert_compute_factor != 1)
+          ? fmt::format(" + {:.0f} us per MoE layer, routed experts at {:.3g} of the linear rate",
+                        k.moe_layer_overhead_s * 1e6, k.moe_expert_compute_factor)
+          : "");
   line("TTFT", ms(e.expected_ttft_s));
   line("TPOT", ms(e.expected_tpot_s));
   line("end to end", ms(e.expected_e2e_s));
@@ -161,7 +165,9 @@ nlohmann::json estimate_to_json(const Estimate& e, const CostModel& cost,
         {"applied_weight_bandwidth_efficiency", cost.weight_bandwidth_efficiency()},
         {"step_overhead_s", k.step_overhead_s},
         {"request_overhead_s", k.request_overhead_s},
-        {"request_overhead_per_token_s", k.request_overhead_per_token_s}}},
+        {"request_overhead_per_token_s", k.request_overhead_per_token_s},
+        {"moe_layer_overhead_s", k.moe_layer_overhead_s},
+        {"moe_expert_compute_factor", k.moe_expert_compute_factor}}},
       {"accuracy",
        {{"model_class", model_class_of(cost.deployment()) == ModelClass::kMoe ? "moe" : "dense"},
         {"held_out_runs", fig.runs},

@@ -223,6 +223,7 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       {"request_overhead_s", &k.request_overhead_s},
       {"request_overhead_per_token_s", &k.request_overhead_per_token_s},
       {"moe_layer_overhead_s", &k.moe_layer_overhead_s},
+      {"moe_expert_compute_factor", &k.moe_expert_compute_factor},
       {"cold_start_s", &k.cold_start_s},
       {"cold_start_step_factor", &k.cold_start_step_factor},
   };
