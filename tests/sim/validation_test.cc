@@ -41,6 +41,17 @@ const std::vector<ValidationPoint>& points() {
   return p;
 }
 
+// A point made up for a test: engine preset, catalog model and GPU, BF16 weights.
+ValidationPoint synthetic_point(const char* engine, const char* model, const char* gpu) {
+  ValidationPoint p;
+  p.id = "synthetic";
+  p.sim_engine = engine;
+  p.sim_model = model;
+  p.sim_gpu = gpu;
+  p.dtype = "bf16";
+  return p;
+}
+
 TEST(Validation, TheSetIsLargeAndVariedAndEveryPointIsInOneHalf) {
   const auto& p = points();
   ASSERT_GE(p.size(), 30u);
@@ -139,12 +150,7 @@ TEST(Validation, ZeroOutputBurstRequestsStillTakeTheirPrefill) {
 // c requests are one burst and every request is measured, so the queue of that burst's prompts
 // behind the step budget is in the figures; the spread start of other closed-loop points skips it.
 TEST(Validation, StartTogetherMeasuresTheOpeningBurst) {
-  ValidationPoint p;
-  p.id = "synthetic";
-  p.sim_engine = "vllm";
-  p.sim_model = "mistral-7b";
-  p.sim_gpu = "rtx4090";
-  p.dtype = "bf16";
+  ValidationPoint p = synthetic_point("vllm", "mistral-7b", "rtx4090");
   p.concurrency = 32;
   p.requests = 64;
   p.input_tokens = 1024;
@@ -162,12 +168,7 @@ TEST(Validation, StartTogetherMeasuresTheOpeningBurst) {
 // A source that drew lengths uniformly from [len x ratio, len] (workload `range_ratio`) is replayed
 // with lengths drawn from that range, the same draw every run.
 TEST(Validation, RangeRatioDrawsLengthsFromAFixedSeed) {
-  ValidationPoint p;
-  p.id = "synthetic";
-  p.sim_engine = "sglang";
-  p.sim_model = "mistral-7b";
-  p.sim_gpu = "h100";
-  p.dtype = "bf16";
+  ValidationPoint p = synthetic_point("sglang", "mistral-7b", "h100");
   p.concurrency = 8;
   p.requests = 80;
   p.input_tokens = 1024;
@@ -190,12 +191,7 @@ TEST(Validation, RangeRatioDrawsLengthsFromAFixedSeed) {
 // The server settings a source states (points.jsonl `engine_settings`) replace the preset's; an
 // unknown name is refused with the accepted ones.
 TEST(Validation, EngineSettingsApplyAndUnknownOnesAreNamed) {
-  ValidationPoint p;
-  p.id = "synthetic";
-  p.sim_engine = "vllm";
-  p.sim_model = "mistral-7b";
-  p.sim_gpu = "rtx4090";
-  p.dtype = "bf16";
+  ValidationPoint p = synthetic_point("vllm", "mistral-7b", "rtx4090");
   p.concurrency = 32;
   p.requests = 64;
   p.input_tokens = 1024;
