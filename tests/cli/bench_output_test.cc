@@ -28,7 +28,7 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-const std::string kGoldenDir = std::string(TOKPERF_TEST_DATA) + "/golden";
+const std::string kGoldenDir = std::string(TOKPERF_TEST_DATA).append("/golden");
 constexpr int64_t kT0 = 1'000'000'000'000;  // monotonic origin of the rebuilt timelines
 
 int64_t ms_to_ns(double ms) { return std::llround(ms * 1e6); }

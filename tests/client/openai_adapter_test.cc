@@ -261,7 +261,7 @@ class Summarize : public SseSink {
 };
 
 StreamSummary summarize_file(const std::string& name, ApiKind kind, size_t read_bytes) {
-  std::ifstream in(std::string(TOKPERF_TEST_DATA) + "/real-streams/" + name, std::ios::binary);
+  std::ifstream in(std::string(TOKPERF_TEST_DATA).append("/real-streams/") + name, std::ios::binary);
   EXPECT_TRUE(in) << name;
   std::stringstream ss;
   ss << in.rdbuf();

@@ -397,7 +397,7 @@ TEST(ProtocolGoldenTest, LlamaCppCompletionWithTimings) {
 
 // Real llama.cpp captures (tests/data/real-streams/README.md).
 std::string read_capture(const std::string& name) {
-  const std::string path = std::string(TOKPERF_TEST_DATA) + "/real-streams/" + name;
+  const std::string path = std::string(TOKPERF_TEST_DATA).append("/real-streams/") + name;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read test data " + path);
   std::stringstream ss;

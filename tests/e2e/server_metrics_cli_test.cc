@@ -31,7 +31,7 @@ std::string slurp(const std::string& path) {
 CliRun tokperf(const std::string& args, const std::string& tag) {
   const std::string base = ::testing::TempDir() + "/tokperf_sm_" + std::to_string(getpid()) + tag;
   const std::string cmd = "XDG_DATA_HOME=" + ::testing::TempDir() + "/tokperf_xdg " +
-                          std::string(TOKPERF_BINARY) + " " + args + " > " + base + ".out 2> " +
+                          std::string(TOKPERF_BINARY).append(" ") + args + " > " + base + ".out 2> " +
                           base + ".err";
   CliRun r;
   const int status = std::system(cmd.c_str());

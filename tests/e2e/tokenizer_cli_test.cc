@@ -27,7 +27,7 @@ namespace {
 using testing_support::ScriptedServer;
 using testing_support::ScriptedServerOptions;
 
-const std::string kQwen = std::string(TOKPERF_TEST_DATA) + "/tokenize/qwen3.tokenizer.json";
+const std::string kQwen = std::string(TOKPERF_TEST_DATA).append("/tokenize/qwen3.tokenizer.json");
 
 using Ran = testing_support::ShellRun;
 

@@ -55,7 +55,7 @@ TEST(DistStats, EmptyIsAllNaN) {
 
 // Expected values come from numpy (scripts/gen_percentile_golden.py).
 TEST(Percentile, MatchesNumpyGolden) {
-  std::ifstream in(std::string(TOKPERF_TEST_DATA) + "/percentiles_numpy.json");
+  std::ifstream in(std::string(TOKPERF_TEST_DATA).append("/percentiles_numpy.json"));
   ASSERT_TRUE(in) << "missing tests/data/percentiles_numpy.json";
   const nlohmann::json doc = nlohmann::json::parse(in);
   ASSERT_GE(doc["cases"].size(), 8u);

@@ -125,7 +125,9 @@ TEST(ScriptedServerTest, TokenEventsFollowTheScheduleAtConcurrencyOne) {
   // it is measured by bench/stream_timestamp_bench (docs/BENCHMARKS.md), not asserted here.
   for (size_t k = 0; k < 5; ++k) {
     EXPECT_GE(rec.token_event_send_ns[k], rec.token_event_due_ns[k]) << "event " << k;
-    if (k > 0) EXPECT_GE(rec.token_event_send_ns[k], rec.token_event_send_ns[k - 1]) << k;
+    if (k > 0) {
+      EXPECT_GE(rec.token_event_send_ns[k], rec.token_event_send_ns[k - 1]) << k;
+    }
   }
 }
 
@@ -305,7 +307,9 @@ TEST(ScriptedServerTest, QueueModelMakesLaterRequestsWaitForASlot) {
       in_service += recs[i].service_start_ns < recs[j].service_start_ns + kServiceNs;
     }
     EXPECT_LE(in_service, 1) << "request " << i << " started while two were in service";
-    if (i < 2) EXPECT_EQ(recs[i].service_start_ns, recs[i].received_ns) << i;
+    if (i < 2) {
+      EXPECT_EQ(recs[i].service_start_ns, recs[i].received_ns) << i;
+    }
     if (recs[i].service_start_ns > recs[i].received_ns) {
       EXPECT_GE(recs[i].service_start_ns, recs[0].service_start_ns + kServiceNs) << i;
     }

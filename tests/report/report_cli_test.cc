@@ -23,7 +23,7 @@ struct Output {
 
 Output tokperf(const std::string& args) {
   Output out;
-  std::FILE* p = ::popen((std::string(TOKPERF_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  std::FILE* p = ::popen((std::string(TOKPERF_BINARY).append(" ") + args + " 2>&1").c_str(), "r");
   if (p == nullptr) return out;
   char buf[4096];
   size_t n;

@@ -23,7 +23,7 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-const std::string kRun = std::string(TOKPERF_TEST_DATA) + "/merge/run";
+const std::string kRun = std::string(TOKPERF_TEST_DATA).append("/merge/run");
 
 json read_json(const fs::path& p) {
   std::ifstream in(p);
@@ -201,7 +201,7 @@ TEST(ShardMerge, GoldenMergedSummary) {
                                  {"XDG_DATA_HOME=" + ::testing::TempDir() + "/tokperf_xdg"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const json m = read_json(fs::path(out) / "summary.json");
-  const json want = read_json(std::string(TOKPERF_TEST_DATA) + "/merge/expected.json");
+  const json want = read_json(std::string(TOKPERF_TEST_DATA).append("/merge/expected.json"));
   const json& l = m["levels"][0];
   EXPECT_EQ(m["command"], "merge");
   EXPECT_EQ(l["requests"]["sent"], want["sent"]);

@@ -21,10 +21,10 @@ std::string read(const std::string& path) {
 }
 // Real llama.cpp captures (tests/data/real-streams/README.md).
 std::string capture(const std::string& name) {
-  return read(std::string(TOKPERF_TEST_DATA) + "/real-streams/" + name);
+  return read(std::string(TOKPERF_TEST_DATA).append("/real-streams/") + name);
 }
 std::string local(const std::string& name) {
-  return read(std::string(TOKPERF_TEST_DATA) + "/servermetrics/" + name);
+  return read(std::string(TOKPERF_TEST_DATA).append("/servermetrics/") + name);
 }
 
 Scrape scrape(int64_t t_ns, const std::string& text) {

@@ -16,7 +16,7 @@ struct Ran {
 
 Ran run(const std::string& args) {
   Ran r;
-  FILE* p = popen((std::string(TOKPERF_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  FILE* p = popen((std::string(TOKPERF_BINARY).append(" ") + args + " 2>&1").c_str(), "r");
   if (p == nullptr) return r;
   std::array<char, 4096> buf;
   size_t n;

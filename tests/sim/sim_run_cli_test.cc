@@ -23,7 +23,7 @@ struct Ran {
 Ran run(const std::string& args, bool merge = true) {
   Ran r;
   const std::string cmd =
-      std::string(TOKPERF_BINARY) + " sim run " + args + (merge ? " 2>&1" : " 2>/dev/null");
+      std::string(TOKPERF_BINARY).append(" sim run ") + args + (merge ? " 2>&1" : " 2>/dev/null");
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
   std::array<char, 4096> buf;

@@ -30,7 +30,7 @@ std::string read_file(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-const std::string kDataDir = std::string(TOKPERF_TEST_DATA) + "/../../data/validation";
+const std::string kDataDir = std::string(TOKPERF_TEST_DATA).append("/../../data/validation");
 
 const std::vector<ValidationPoint>& points() {
   static const std::vector<ValidationPoint> p = [] {
@@ -110,7 +110,7 @@ TEST(Validation, HeldOutErrorsEqualTheFiguresTheCliPrints) {
   check(accuracy::kAll, std::nullopt, "all");
   // The whole header, the classes' lists of what they cover included, is the recomputed one.
   EXPECT_EQ(accuracy_figures_header(r),
-            read_file(std::string(TOKPERF_TEST_DATA) + "/../../src/sim/accuracy_figures.h"));
+            read_file(std::string(TOKPERF_TEST_DATA).append("/../../src/sim/accuracy_figures.h")));
 }
 
 // Points are classed by their catalog model: Mixtral and DeepSeek are mixture-of-experts.

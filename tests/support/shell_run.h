@@ -23,7 +23,7 @@ struct ShellRun {
 inline ShellRun run_tokperf_shell(const std::string& args, const std::string& xdg_dir) {
   ShellRun r;
   const std::string cmd =
-      "XDG_DATA_HOME=" + xdg_dir + " " + std::string(TOKPERF_BINARY) + " " + args + " 2>&1";
+      "XDG_DATA_HOME=" + xdg_dir + " " + std::string(TOKPERF_BINARY).append(" ") + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
   std::array<char, 4096> buf;

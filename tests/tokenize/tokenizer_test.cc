@@ -15,7 +15,7 @@
 namespace tokperf {
 namespace {
 
-const std::string kDir = std::string(TOKPERF_TEST_DATA) + "/tokenize/";
+const std::string kDir = std::string(TOKPERF_TEST_DATA).append("/tokenize/");
 
 struct Case {
   std::string text;
