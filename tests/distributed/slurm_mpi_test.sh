@@ -21,7 +21,9 @@ for c in munged slurmctld slurmd srun sbatch salloc sinfo squeue mpirun python3;
   command -v "$c" >/dev/null 2>&1 ||
     skip "'$c' not found: apt-get install slurm-wlm munge openmpi-bin (scripts/install-deps.sh)"
 done
-ldconfig -p 2>/dev/null | grep -q 'libpmix\.so ' ||
+# grep reads all of ldconfig's output (no -q): under pipefail, grep -q's early exit could end
+# ldconfig with SIGPIPE, and the test skipped itself on a machine that has libpmix.
+ldconfig -p 2>/dev/null | grep 'libpmix\.so ' >/dev/null ||
   skip "libpmix.so not found (srun --mpi=pmix needs it): apt-get install libpmix-dev"
 [[ $(id -u) -eq 0 ]] || skip "needs root (the one-host cluster runs its daemons as SlurmUser=root)"
 TOKPERF=$(realpath "${1:?usage: slurm_mpi_test.sh TOKPERF TOKPERF_TESTSERVER}")

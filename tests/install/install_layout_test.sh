@@ -13,7 +13,7 @@ for f in README.md ARCHITECTURE.md FUZZING.md metrics.md summary-schema.md; do
 done
 comp="$root/usr/share/bash-completion/completions/tokperf"
 [ -f "$comp" ] || fail "bash completion missing"
-"$root/usr/bin/tokperf" --version | grep -q '^tokperf ' || fail "installed tokperf --version failed"
+"$root/usr/bin/tokperf" --version | grep '^tokperf ' >/dev/null || fail "installed tokperf --version failed"
 # The installed completion is the one the installed binary generates.
 diff <("$root/usr/bin/tokperf" completion bash) "$comp" >/dev/null || fail "completion out of date"
 bash -c "source '$comp'; COMP_WORDS=(tokperf be); COMP_CWORD=1; _tokperf; [[ \${COMPREPLY[*]} == bench ]]" ||
