@@ -28,8 +28,15 @@ double CostModel::kv_bytes_per_token() const {
   return kv_elements_per_token(d_.model) * dtype_bytes(d_.kv_dtype);
 }
 
+double CostModel::weight_bytes_per_gpu() const {
+  const double bytes = dtype_bytes(d_.weight_dtype);
+  if (!dp_attention()) return weight_bytes_total() / d_.tp;
+  return (params_.total - params_.attention) * bytes / d_.tp + params_.attention * bytes;
+}
+
 double CostModel::kv_bytes_per_token_per_gpu() const {
   const ModelShape& m = d_.model;
+  if (dp_attention()) return kv_bytes_per_token();
   if (m.is_mla()) return kv_bytes_per_token();  // the latent is replicated on every rank
   // With more ranks than KV heads, heads are replicated rather than split further.
   const int64_t heads_per_gpu = (m.num_kv_heads + d_.tp - 1) / d_.tp;
@@ -49,7 +56,9 @@ double CostModel::kv_budget_bytes_per_gpu() const {
 int64_t CostModel::kv_capacity_tokens() const {
   const double budget = kv_budget_bytes_per_gpu();
   if (budget <= 0) return 0;
-  return static_cast<int64_t>(std::floor(budget / kv_bytes_per_token_per_gpu()));
+  // Data-parallel attention: every rank holds its own requests' KV, so the ranks' caches add up.
+  const double ranks = dp_attention() ? static_cast<double>(d_.tp) : 1.0;
+  return static_cast<int64_t>(std::floor(ranks * budget / kv_bytes_per_token_per_gpu()));
 }
 
 double CostModel::prefill_bound_s(int64_t prompt_tokens) const {
@@ -89,6 +98,10 @@ double CostModel::weight_bytes_read(int64_t n_tokens) const {
         static_cast<double>(m.num_moe_layers()) * expected_active_experts(n_tokens);
     params -= (all_routed - touched) * params_.expert;
   }
+  if (dp_attention()) {
+    return ((params - params_.attention) / d_.tp + params_.attention) *
+           dtype_bytes(d_.weight_dtype);
+  }
   return params * dtype_bytes(d_.weight_dtype) / d_.tp;
 }
 
@@ -115,7 +128,10 @@ StepBreakdown CostModel::step(const StepShape& s) const {
                     ? weight_bytes_read(s.new_tokens) / (peak_bw * weight_bandwidth_efficiency())
                     : 0;
   // KV pages are read by the attention kernel, not the 8-bit GEMMs: the plain efficiency applies.
-  b.kv_s = s.kv_tokens_read * kv_bytes_per_token_per_gpu() / (peak_bw * k_.bandwidth_efficiency);
+  // Data-parallel attention: each rank reads its own requests' KV, a 1/tp share of the batch's.
+  const double kv_share = dp_attention() ? 1.0 / tp : 1.0;
+  b.kv_s = s.kv_tokens_read * kv_share * kv_bytes_per_token_per_gpu() /
+           (peak_bw * k_.bandwidth_efficiency);
   if (d_.tp > 1 && s.new_tokens > 0) {
     // Two all-reduces per layer (after attention and after the MLP) of 16-bit activations; a ring
     // moves 2 (tp-1)/tp of the buffer through each link.

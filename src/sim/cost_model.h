@@ -57,6 +57,13 @@ struct CostKnobs {
   // step's GEMM shapes, allocator growth for its activations): this fraction of the step's own
   // modelled duration is added on top of cold_start_s, on the same step, under the same condition.
   double cold_start_step_factor = 0;
+  // Data-parallel attention (SGLang's --enable-dp-attention, with dp size = tp): each of the tp
+  // ranks runs attention for its own share of the requests with the attention weights whole, and
+  // the other layers stay tensor-parallel. Per GPU that means the attention weights unsplit (in
+  // memory and in every step's weight stream), KV for its own requests only (capacity x tp) and a
+  // 1/tp share of the KV reads, requests spread evenly. Attention FLOPs per GPU do not change
+  // (all heads for 1/tp of the tokens instead of 1/tp of the heads for all). Off by default.
+  bool dp_attention = false;
 };
 
 struct Deployment {
@@ -108,13 +115,17 @@ class CostModel {
   // The efficiencies this deployment's linear layers run at: the W8A8 knobs when the weights are
   // FP8/INT8 and the GPU has that math, otherwise compute_efficiency / bandwidth_efficiency.
   bool w8a8() const { return w8a8_; }
+  // CostKnobs::dp_attention on a deployment with more than one GPU.
+  bool dp_attention() const { return k_.dp_attention && d_.tp > 1; }
   double linear_compute_efficiency() const;
   double weight_bandwidth_efficiency() const;
 
   double weight_bytes_total() const { return params_.total * dtype_bytes(d_.weight_dtype); }
-  double weight_bytes_per_gpu() const { return weight_bytes_total() / d_.tp; }
-  double kv_bytes_per_token() const;          // whole model, all layers
-  double kv_bytes_per_token_per_gpu() const;  // KV heads are split over TP (MLA's latent is not)
+  double weight_bytes_per_gpu() const;  // data-parallel attention keeps its weights whole
+  double kv_bytes_per_token() const;    // whole model, all layers
+  // KV heads are split over TP (MLA's latent is not); data-parallel attention: a rank holds whole
+  // tokens of its own requests.
+  double kv_bytes_per_token_per_gpu() const;
   // util x memory - weights - reserve, per GPU; negative when the weights alone do not fit.
   double kv_budget_bytes_per_gpu() const;
   bool fits() const { return kv_budget_bytes_per_gpu() > 0; }

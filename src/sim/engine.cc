@@ -132,18 +132,12 @@ int64_t Engine::reuse_cached_prefix(Seq& s) {
   return s.computed;
 }
 
-const StepResult& Engine::step(int64_t now_ns) {
-  result_.start_ns = now_ns;
-  result_.duration_ns = 0;
-  result_.num_seqs = result_.new_tokens = result_.prefill_tokens = result_.cached_tokens = 0;
-  result_.num_preempted = 0;
-  result_.events.clear();
-  scheduled_.clear();
+void Engine::schedule_batch(int64_t now_ns, bool prefill_only) {
   int64_t budget = cfg_.max_num_batched_tokens;
-
   // 1. Running sequences, oldest first; when blocks run out, the newest running one is preempted.
   for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
     const int32_t idx = running_[i];
+    if (prefill_only && !in_prefill(idx)) continue;  // decoders wait for the prefill batch
     Seq& s = seqs_[static_cast<size_t>(idx)];
     const int64_t num_new = std::min(s.tokens() - s.computed, budget);
     bool self_preempted = false;
@@ -171,8 +165,9 @@ const StepResult& Engine::step(int64_t now_ns) {
     }
   }
 
-  // 2. Waiting prompts (FCFS) in what is left, unless this step had to preempt.
-  if (result_.num_preempted == 0) {
+  // 2. Waiting prompts (FCFS) in what is left, unless this step had to preempt (or is an unmixed
+  // decode batch).
+  if (result_.num_preempted == 0 && (cfg_.mixed_batches || prefill_only)) {
     while (!waiting_.empty() && budget > 0 &&
            static_cast<int64_t>(running_.size()) < cfg_.max_num_seqs) {
       const int32_t idx = waiting_.front();
@@ -208,6 +203,31 @@ const StepResult& Engine::step(int64_t now_ns) {
             std::max<int64_t>(0, reserved_blocks(s) - static_cast<int64_t>(s.blocks.size()));
       }
     }
+  }
+}
+
+const StepResult& Engine::step(int64_t now_ns) {
+  result_.start_ns = now_ns;
+  result_.duration_ns = 0;
+  result_.num_seqs = result_.new_tokens = result_.prefill_tokens = result_.cached_tokens = 0;
+  result_.num_preempted = 0;
+  result_.events.clear();
+  scheduled_.clear();
+  // Unmixed batches (SGLang): a prefill batch when a prompt is part-way through its prefill or the
+  // next waiting one could be admitted, else a decode batch. Computed before anything is scheduled.
+  bool prefill_only = false;
+  if (!cfg_.mixed_batches) {
+    prefill_only = std::any_of(running_.begin(), running_.end(),
+                               [this](int32_t idx) { return in_prefill(idx); });
+    if (!prefill_only && !waiting_.empty() &&
+        static_cast<int64_t>(running_.size()) < cfg_.max_num_seqs) {
+      prefill_only = seqs_[static_cast<size_t>(waiting_.front())].ready_ns <= now_ns;
+    }
+  }
+
+  schedule_batch(now_ns, prefill_only);
+  if (prefill_only && scheduled_.empty() && !running_.empty()) {
+    schedule_batch(now_ns, false);  // no prefill batch could be formed (no KV blocks): decode
   }
   if (scheduled_.empty()) {
     // Nothing runnable yet because the next request is still in the front end: wait for it.

@@ -26,6 +26,11 @@ struct EngineConfig {
   int64_t block_size = 16;
   bool enable_prefix_caching = true;
   bool enable_chunked_prefill = true;
+  // true (vLLM): one step carries decode tokens and prefill chunks together. false (SGLang's
+  // default, `--enable-mixed-chunk` off): a step is either a prefill batch (the unfinished chunked
+  // prompt first, then new prompts admitted FCFS) or a decode batch; a prefill batch runs whenever
+  // one can be formed, and running decoders wait for it.
+  bool mixed_batches = true;
   // Admission: false (vLLM, SGLang) allocates KV blocks as tokens arrive and preempts when they
   // run out; true (TensorRT-LLM's GUARANTEED_NO_EVICT, NIM) admits a request only when the blocks
   // for its prompt + max_tokens are free after what running requests may still claim.
@@ -56,10 +61,10 @@ enum class SeqEventKind : uint8_t { kFirstToken, kToken, kFinished, kPreempted }
 struct SeqEvent {
   SeqEventKind kind;
   uint64_t request_id;
-  int64_t t_ns;           // end of the step (start of the step for kPreempted)
-  int64_t output_tokens;  // generated so far
-  int64_t scheduled_ns = 0;  // kFirstToken/kToken: start of the step that last took it from the
-                             // waiting queue (vLLM's "scheduled"; queue = arrival -> this)
+  int64_t t_ns;               // end of the step (start of the step for kPreempted)
+  int64_t output_tokens;      // generated so far
+  int64_t scheduled_ns = 0;   // kFirstToken/kToken: start of the step that last took it from the
+                              // waiting queue (vLLM's "scheduled"; queue = arrival -> this)
   int64_t cached_tokens = 0;  // kFirstToken/kToken: prompt tokens its first scheduling found in
                               // the prefix cache
 };
@@ -115,7 +120,7 @@ class Engine {
     int64_t prompt = 0;
     int64_t target_out = 0;
     int64_t generated = 0;
-    int64_t computed = 0;  // tokens whose KV is in the cache
+    int64_t computed = 0;      // tokens whose KV is in the cache
     int64_t scheduled_ns = 0;  // last taken from the waiting queue
     int64_t cached = 0;        // prompt tokens served from the prefix cache when first scheduled
     int64_t max_tokens = 0;
@@ -137,6 +142,14 @@ class Engine {
   int64_t reuse_cached_prefix(Seq& s);
   int64_t draw_output_length(int64_t max_tokens);
   int64_t reserved_blocks(const Seq& s) const;  // blocks for prompt + max_tokens
+  // True while a sequence still has prompt (or recompute) tokens to prefill.
+  bool in_prefill(int32_t idx) const {
+    const Seq& s = seqs_[static_cast<size_t>(idx)];
+    return s.tokens() - s.computed > 1;
+  }
+  // Steps 1-2 of an iteration into scheduled_: running sequences (only those in prefill when
+  // `prefill_only`), then waiting prompts (none in an unmixed decode batch).
+  void schedule_batch(int64_t now_ns, bool prefill_only);
 
   const CostModel& cost_;
   EngineConfig cfg_;

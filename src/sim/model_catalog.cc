@@ -108,6 +108,7 @@ ParamCounts count_params(const ModelShape& m) {
   const double shared = dense_layers * (attn + norms + dense_mlp) +
                         moe_layers * (attn + norms + c.router + m.shared_experts * c.expert) +
                         h /* final norm */ + c.embedding + (m.tied_embeddings ? 0 : c.lm_head);
+  c.attention = static_cast<double>(m.num_layers) * attn;
   c.total = shared + moe_layers * m.num_experts * c.expert;
   c.active = shared + moe_layers * m.experts_per_token * c.expert;
   return c;

@@ -51,6 +51,7 @@ struct ParamCounts {
   double lm_head = 0;    // output projection (shares storage with embedding when tied)
   double expert = 0;     // one routed expert of one layer
   double router = 0;     // router weights of one MoE layer
+  double attention = 0;  // attention projections of all layers
   bool tied = false;     // lm_head is the embedding table
   // Weights that do matmuls for every token: active minus the untied input table.
   double matmul_active() const;

@@ -147,6 +147,7 @@ Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir)
       p.gpu = j.at("gpu");
       p.sim_gpu = j.at("sim_gpu");
       p.dtype = j.at("dtype");
+      p.sim_kv_dtype = j.value("sim_kv_dtype", "auto");
       p.load = j.value("load", "");
       p.tp = j.at("tp");
       const auto& w = j.at("workload");
@@ -158,7 +159,16 @@ Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir)
           return Error{where + ": a burst needs input_lens and output_lens of equal length"};
         }
       } else {
-        p.concurrency = w.at("concurrency");
+        if (w.at("kind") == "rate") {
+          p.request_rate = w.at("request_rate");
+          p.requests = w.at("requests");
+          if (!(p.request_rate > 0) || p.requests < 1) {
+            return Error{where + ": a rate workload needs request_rate > 0 and requests >= 1"};
+          }
+        } else if (w.at("kind") != "closed") {
+          return Error{where + ": workload kind must be closed, rate or burst"};
+        }
+        p.concurrency = p.request_rate > 0 ? 0 : w.at("concurrency").get<int64_t>();
         p.requests = w.value("requests", 0);
         p.input_tokens = w.at("input_tokens");
         p.output_tokens = w.at("output_tokens");
@@ -168,8 +178,8 @@ Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir)
         if (!(p.range_ratio >= 0 && p.range_ratio <= 1)) {
           return Error{where + ": range_ratio must be in [0, 1] (0: not given, 1: exact lengths)"};
         }
-        if (p.range_ratio > 0 && !p.start_together) {
-          return Error{where + ": range_ratio is replayed only with start: together"};
+        if (p.range_ratio > 0 && !p.start_together && p.request_rate == 0) {
+          return Error{where + ": range_ratio is replayed only with start: together or a rate"};
         }
         if (p.range_ratio > 0 && p.max_tokens > 0) {
           return Error{where + ": range_ratio needs ignore_eos (the drawn output length is exact)"};
@@ -237,11 +247,18 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
     } else if (name == "enable_chunked_prefill") {
       if (value != 0 && value != 1) return Error{"knob 'enable_chunked_prefill' takes 0 or 1"};
       c.enable_chunked_prefill = value == 1;
+    } else if (name == "dp_attention") {
+      if (value != 0 && value != 1) return Error{"knob 'dp_attention' takes 0 or 1"};
+      k.dp_attention = value == 1;
+    } else if (name == "mixed_batches") {
+      if (value != 0 && value != 1) return Error{"knob 'mixed_batches' takes 0 or 1"};
+      c.mixed_batches = value == 1;
     } else {
       std::string known;
       for (const auto& [n, _] : doubles) known += n + ", ";
       return Error{"unknown knob '" + name + "'; accepted: " + known +
-                   "max_num_seqs, max_num_batched_tokens, enable_chunked_prefill"};
+                   "max_num_seqs, max_num_batched_tokens, enable_chunked_prefill, mixed_batches, "
+                   "dp_attention"};
     }
   }
   return Status::Ok();
@@ -253,6 +270,7 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
   f.model = p.sim_model;
   f.gpu = p.sim_gpu;
   f.dtype = p.dtype;
+  f.kv_dtype = p.sim_kv_dtype;
   f.tp = p.tp;
   f.engine = p.sim_engine;
   auto d = resolve_deployment(f);
@@ -330,6 +348,26 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
       }
       collect(t, m);
     }
+    m.first_send = 0;
+  } else if (p.request_rate > 0) {
+    // An open loop at the source's rate: Poisson arrivals (exponential gaps, as both clients draw
+    // them) from a fixed seed, nothing capped, every request measured from t = 0.
+    OfflineLevel lv = slotted_level();
+    lv.plan.max_concurrency = 0;
+    std::mt19937_64 rng(0x7a7e'5eedULL);
+    std::exponential_distribution<double> gap(p.request_rate);
+    double at_s = 0;
+    for (int64_t i = 0; i < p.requests; ++i) {
+      lv.plan.arrivals.push_back(PlannedArrival{std::llround(at_s * 1e9), Phase::kMeasure, i});
+      at_s += gap(rng);
+    }
+    if (p.range_ratio > 0) lv.lengths = drawn_lengths(p, p.requests);
+    auto run = run_offline_level(cost, cfg, lv);
+    if (!run.ok()) {
+      out.error = run.error();
+      return out;
+    }
+    for (const auto& t : run->timelines) collect(t, m);
     m.first_send = 0;
   } else if (p.start_together) {
     // The source's own method (vLLM's benchmark_serving, --request-rate inf, --max-concurrency c):

@@ -22,9 +22,11 @@ const char* metric_name(ValidationMetric m);  // "TTFT", "TPOT", "output tok/s"
 
 struct ValidationPoint {
   std::string id, source, engine, sim_engine, model, sim_model, gpu, sim_gpu, dtype, load;
+  std::string sim_kv_dtype = "auto";  // the source's KV-cache dtype when it set one (--kv-dtype)
   int tp = 1;
   bool held_out = false;
-  // closed: `concurrency` users with fixed lengths; burst: every request at t = 0 with its lengths.
+  // closed: `concurrency` users with fixed lengths; burst: every request at t = 0 with its lengths;
+  // rate: see request_rate.
   bool burst = false;
   int64_t concurrency = 1, requests = 0, input_tokens = 0, output_tokens = 0;
   // closed only. The source's client sent every request at once behind a `concurrency`-slot
@@ -32,6 +34,10 @@ struct ValidationPoint {
   // --max-concurrency): the first `concurrency` start together, every one of `requests` is
   // measured (no warm-up) and the output rate is over the whole run (workload `start: together`).
   bool start_together = false;
+  // > 0: an open loop (workload kind `rate`): `requests` sent at Poisson times at this many per
+  // second (SGLang's bench_serving and vLLM's benchmark_serving with --request-rate r), no cap on
+  // how many are in flight, every request measured, the output rate over the whole run.
+  double request_rate = 0;
   // closed only. > 0: the source did not ignore EOS; lengths are the engine's EOS draw capped at
   // this max_tokens, its mean set so the expected length is `output_tokens` (the published mean).
   int64_t max_tokens = 0;

@@ -85,10 +85,10 @@ TEST(CostModel, W8a8KnobsApplyOnlyToEightBitMathAndOnlyToWeights) {
   const CostModel h100_fp16 = make("llama-3.1-8b", "h100");
   StepShape one;
   one.add(1, 4000, true);
-  EXPECT_NEAR(h100_fp8.step(one).weights_s,
-              h100_fp16.step(one).weights_s / 2 * k.bandwidth_efficiency /
-                  k.w8a8_bandwidth_efficiency,
-              1e-12);
+  EXPECT_NEAR(
+      h100_fp8.step(one).weights_s,
+      h100_fp16.step(one).weights_s / 2 * k.bandwidth_efficiency / k.w8a8_bandwidth_efficiency,
+      1e-12);
   EXPECT_DOUBLE_EQ(h100_fp8.step(one).kv_s, h100_fp16.step(one).kv_s);
 }
 
@@ -131,6 +131,39 @@ TEST(CostModel, StepShapeCountsCausalPairs) {
   EXPECT_DOUBLE_EQ(s.attention_pairs, 50);
   EXPECT_DOUBLE_EQ(s.kv_tokens_read, 14);
   EXPECT_EQ(s.new_tokens, 4);
+}
+
+// Data-parallel attention (SGLang --enable-dp-attention): the attention weights are whole on every
+// rank, each rank caches only its own requests (capacity adds up over the ranks) and reads a 1/tp
+// share of a batch's KV; attention FLOPs per GPU are unchanged.
+TEST(CostModel, DataParallelAttentionTradesWeightMemoryForKvCapacity) {
+  Deployment d{find_model("deepseek-v3").value(), find_gpu("h200").value(), DType::kFp8,
+               DType::kFp8, 8};
+  CostKnobs k;
+  const CostModel tp(d, k);
+  k.dp_attention = true;
+  const CostModel dp(d, k);
+  const double attn_bytes = tp.params().attention;  // FP8: one byte per weight
+  EXPECT_GT(attn_bytes, 0);
+  EXPECT_NEAR(dp.weight_bytes_per_gpu() - tp.weight_bytes_per_gpu(), attn_bytes * 7 / 8, 1e3);
+  const double per_token = tp.kv_bytes_per_token_per_gpu();  // MLA: the latent, whole
+  EXPECT_DOUBLE_EQ(dp.kv_bytes_per_token_per_gpu(), per_token);
+  EXPECT_NEAR(static_cast<double>(dp.kv_capacity_tokens()),
+              8 * dp.kv_budget_bytes_per_gpu() / per_token, 8);
+  // Less than 8x: the whole attention weights take ~9.6 GB of each rank's KV budget.
+  EXPECT_GT(dp.kv_capacity_tokens(), 6 * tp.kv_capacity_tokens());
+  EXPECT_LT(dp.kv_capacity_tokens(), 8 * tp.kv_capacity_tokens());
+  StepShape s;
+  for (int i = 0; i < 64; ++i) s.add(1, 4000, true);
+  const StepBreakdown a = tp.step(s), b = dp.step(s);
+  EXPECT_NEAR(b.kv_s, a.kv_s / 8, 1e-12);
+  EXPECT_DOUBLE_EQ(b.attention_s, a.attention_s);
+  EXPECT_GT(b.weights_s, a.weights_s);
+  // One GPU: nothing to split, so the knob changes nothing.
+  Deployment small{find_model("mixtral-8x7b").value(), find_gpu("h200").value(), DType::kBf16,
+                   DType::kBf16, 1};
+  EXPECT_EQ(CostModel(small, k).kv_capacity_tokens(),
+            CostModel(small, CostKnobs{}).kv_capacity_tokens());
 }
 
 }  // namespace

@@ -80,6 +80,60 @@ TEST(Engine, ChunkedPrefillKeepsEveryStepWithinTheBudget) {
   EXPECT_EQ(steps_to_first, 2);  // 1000 tokens = 512 + 488
 }
 
+// SGLang's default scheduler (mixed_batches off): a prompt that arrives while another request
+// decodes gets a prefill-only batch (its chunks in successive steps) and the decoder waits; with
+// mixed batches (vLLM) every one of those steps also carries the decoder's token.
+TEST(Engine, UnmixedBatchesRunPrefillAloneAndDecodersWait) {
+  for (const bool mixed : {false, true}) {
+    SCOPED_TRACE(mixed ? "mixed" : "unmixed");
+    EngineConfig cfg;
+    cfg.max_num_batched_tokens = 512;
+    cfg.mixed_batches = mixed;
+    Engine e(cost(), cfg);
+    ASSERT_TRUE(e.submit(req(1, 100, 10)).ok());
+    int64_t now = e.step(0).duration_ns;  // prefills request 1: its first token
+    now += e.step(now).duration_ns;       // a decode step: its second token
+    ASSERT_TRUE(e.submit(req(2, 1000, 5)).ok());
+    // 1000 prompt tokens: 512 + 488 alone; 511 + 489 beside the decoder's token.
+    for (int chunk = 0; chunk < 2; ++chunk) {
+      const StepResult& r = e.step(now);
+      EXPECT_EQ(r.prefill_tokens, chunk == 0 ? (mixed ? 511 : 512) : (mixed ? 489 : 488));
+      EXPECT_EQ(r.num_seqs, mixed ? 2 : 1);
+      int decoder_tokens = 0;
+      for (const auto& ev : r.events) decoder_tokens += ev.request_id == 1;
+      EXPECT_EQ(decoder_tokens, mixed ? 1 : 0);
+      now += r.duration_ns;
+    }
+    const StepResult& r = e.step(now);  // both decode together
+    EXPECT_EQ(r.num_seqs, 2);
+    EXPECT_EQ(r.prefill_tokens, 0);
+    drain(e, now + r.duration_ns);
+    EXPECT_EQ(e.kv().num_used(), 0);
+  }
+}
+
+// When the next prompt cannot get KV blocks, an unmixed engine runs a decode batch instead of
+// stalling, and admits the prompt once the decoder has finished and freed its blocks.
+TEST(Engine, UnmixedBatchesDecodeWhenNoPrefillFits) {
+  EngineConfig cfg;
+  cfg.mixed_batches = false;
+  cfg.num_blocks = 10;  // 160 tokens
+  Engine e(cost(), cfg);
+  ASSERT_TRUE(e.submit(req(1, 96, 40)).ok());  // 6 blocks now, up to 9
+  int64_t now = e.step(0).duration_ns;
+  ASSERT_TRUE(e.submit(req(2, 100, 10)).ok());  // needs 7 blocks to prefill; 4 are free
+  const StepResult& r = e.step(now);
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_EQ(r.events[0].request_id, 1u);
+  EXPECT_EQ(r.prefill_tokens, 0);
+  std::vector<SeqEvent> ev;
+  drain(e, now + r.duration_ns, &ev);
+  int finished = 0;
+  for (const auto& x : ev) finished += x.kind == SeqEventKind::kFinished;
+  EXPECT_EQ(finished, 2);
+  EXPECT_EQ(e.stats().preemptions_total, 0);
+}
+
 TEST(Engine, MaxNumSeqsCapsTheBatch) {
   EngineConfig cfg;
   cfg.max_num_seqs = 2;

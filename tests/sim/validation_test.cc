@@ -188,6 +188,40 @@ TEST(Validation, RangeRatioDrawsLengthsFromAFixedSeed) {
   EXPECT_EQ(predict_point(p).predicted, exact.predicted);
 }
 
+// An open-loop point (workload kind `rate`): Poisson arrivals from a fixed seed. At a light rate a
+// request meets an idle engine and its TTFT is about one request's; past the engine's capacity the
+// waiting queue grows and so does TTFT; the same point replays to the same figures.
+TEST(Validation, RatePointsReplayPoissonArrivals) {
+  ValidationPoint p = synthetic_point("vllm", "llama-3.1-8b", "h100");
+  p.requests = 200;
+  p.input_tokens = 1024;
+  p.output_tokens = 128;
+  p.median = true;
+  p.published[ValidationMetric::kTtft] = 1;
+  p.published[ValidationMetric::kOutputThroughput] = 1;
+  p.request_rate = 0.5;
+  const PointPrediction light = predict_point(p);
+  ASSERT_TRUE(light.error.empty()) << light.error;
+  ValidationPoint one = p;
+  one.request_rate = 0;
+  one.concurrency = 1;
+  one.requests = 1;
+  one.start_together = true;
+  const PointPrediction single = predict_point(one);
+  ASSERT_TRUE(single.error.empty()) << single.error;
+  EXPECT_NEAR(light.predicted.at(ValidationMetric::kTtft),
+              single.predicted.at(ValidationMetric::kTtft),
+              0.5 * single.predicted.at(ValidationMetric::kTtft));
+  // Output rate at a light load is what arrives: 0.5 req/s x 128 tokens, over the whole run.
+  EXPECT_NEAR(light.predicted.at(ValidationMetric::kOutputThroughput), 64, 16);
+  p.request_rate = 500;
+  const PointPrediction heavy = predict_point(p);
+  ASSERT_TRUE(heavy.error.empty()) << heavy.error;
+  EXPECT_GT(heavy.predicted.at(ValidationMetric::kTtft),
+            10 * light.predicted.at(ValidationMetric::kTtft));
+  EXPECT_EQ(predict_point(p).predicted, heavy.predicted);
+}
+
 // The server settings a source states (points.jsonl `engine_settings`) replace the preset's; an
 // unknown name is refused with the accepted ones.
 TEST(Validation, EngineSettingsApplyAndUnknownOnesAreNamed) {
@@ -299,6 +333,17 @@ TEST(Validation, BadSetFilesAreRefusedWithTheReason) {
   EXPECT_NE(spread.error().find("only with start: together"), std::string::npos) << spread.error();
   auto fine = write_point(closed + R"("start":"together","range_ratio":0.8})");
   EXPECT_TRUE(fine.ok()) << (fine.ok() ? "" : fine.error());
+  // An open-loop point needs a positive rate and a request count; an unknown kind is named.
+  const std::string lens = R"("input_tokens":100,"output_tokens":10)";
+  auto no_rate = write_point(R"({"kind":"rate","request_rate":0,"requests":5,)" + lens + "}");
+  ASSERT_FALSE(no_rate.ok());
+  EXPECT_NE(no_rate.error().find("request_rate > 0"), std::string::npos) << no_rate.error();
+  auto rate =
+      write_point(R"({"kind":"rate","request_rate":2,"requests":5,"range_ratio":1,)" + lens + "}");
+  EXPECT_TRUE(rate.ok()) << (rate.ok() ? "" : rate.error());
+  auto odd = write_point(R"({"kind":"poisson","concurrency":4,)" + lens + "}");
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.error().find("closed, rate or burst"), std::string::npos) << odd.error();
   std::filesystem::remove_all(dir);
 }
 
