@@ -121,8 +121,8 @@ int run_bench(BenchFlags& flags) {
     }
   } else if (flags.sim_flags_given) {
     throw UsageError(
-        "--sim-model, --model-config, --gpu, --gpu-spec, --dtype, --kv-dtype and --tp "
-        "describe the simulated target; they cannot be combined with --url");
+        "--sim-model, --model-config, --gpu, --gpu-spec, --dtype, --kv-dtype, --tp and "
+        "--dp-attention describe the simulated target; they cannot be combined with --url");
   }
   BenchConfig config;
   apply_target_flags(flags.target, config);

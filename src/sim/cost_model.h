@@ -72,6 +72,8 @@ struct Deployment {
   DType weight_dtype = DType::kFp16;
   DType kv_dtype = DType::kFp16;
   int tp = 1;  // tensor-parallel degree: GPUs sharing every layer
+  // Data-parallel attention over the tp GPUs (--dp-attention; also CostKnobs::dp_attention).
+  bool dp_attention = false;
 };
 
 // What one engine step computes; the engine adds one entry per scheduled sequence.
@@ -115,8 +117,8 @@ class CostModel {
   // The efficiencies this deployment's linear layers run at: the W8A8 knobs when the weights are
   // FP8/INT8 and the GPU has that math, otherwise compute_efficiency / bandwidth_efficiency.
   bool w8a8() const { return w8a8_; }
-  // CostKnobs::dp_attention on a deployment with more than one GPU.
-  bool dp_attention() const { return k_.dp_attention && d_.tp > 1; }
+  // Data-parallel attention (the deployment's or CostKnobs::dp_attention) on more than one GPU.
+  bool dp_attention() const { return (d_.dp_attention || k_.dp_attention) && d_.tp > 1; }
   double linear_compute_efficiency() const;
   double weight_bandwidth_efficiency() const;
 

@@ -36,6 +36,12 @@ Result<Deployment> resolve_deployment(const DeploymentFlags& f) {
                  std::to_string(d.model.num_heads) + " attention heads (e.g. 1, 2, 4, 8)"};
   }
   d.tp = f.tp;
+  if (f.dp_attention && f.tp < 2) {
+    return Error{
+        "--dp-attention splits requests over the --tp GPUs; it needs --tp 2 or more (got " +
+        std::to_string(f.tp) + ")"};
+  }
+  d.dp_attention = f.dp_attention;
   return d;
 }
 

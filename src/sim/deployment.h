@@ -17,6 +17,7 @@ struct DeploymentFlags {
   std::string dtype = "fp16";
   std::string kv_dtype = "auto";  // auto: the 16-bit type of the weights (fp16 unless bf16)
   int tp = 1;
+  bool dp_attention = false;    // --dp-attention: SGLang's data-parallel attention (needs tp > 1)
   std::string engine = "vllm";  // engine preset (sim/engine_preset.h): vllm, sglang, trtllm, nim
 };
 

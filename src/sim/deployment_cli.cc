@@ -30,6 +30,9 @@ void add_deployment_flags(CLI::App& sub, DeploymentFlags& f, const std::string& 
       sub.add_option("--kv-dtype", f.kv_dtype, "KV-cache format: auto, fp16, bf16, fp8, int8")
           ->capture_default_str());
   opts.push_back(sub.add_option("--tp", f.tp, "tensor-parallel GPUs")->capture_default_str());
+  opts.push_back(sub.add_flag("--dp-attention", f.dp_attention,
+                              "data-parallel attention over the --tp GPUs (SGLang's "
+                              "--enable-dp-attention): whole attention weights and per-GPU KV"));
   if (!group.empty()) {
     for (CLI::Option* o : opts) o->group(group);
   }
@@ -62,7 +65,8 @@ void add_batch_limit_flags(CLI::App& sub, EngineConfig& engine, const std::strin
 bool deployment_flags_given(const CLI::App& sub, const std::string& model_flag) {
   for (const std::string& name :
        {model_flag, std::string("--model-config"), std::string("--gpu"), std::string("--gpu-spec"),
-        std::string("--dtype"), std::string("--kv-dtype"), std::string("--tp")}) {
+        std::string("--dtype"), std::string("--kv-dtype"), std::string("--tp"),
+        std::string("--dp-attention")}) {
     const CLI::Option* o = sub.get_option_no_throw(name);
     if (o != nullptr && o->count() > 0) return true;
   }
@@ -70,15 +74,11 @@ bool deployment_flags_given(const CLI::App& sub, const std::string& model_flag) 
 }
 
 nlohmann::json deployment_json(const DeploymentFlags& d) {
-  return {{"source", "simulated"},
-          {"model", d.model},
-          {"model_config", d.model_config},
-          {"gpu", d.gpu},
-          {"gpu_spec", d.gpu_spec},
-          {"dtype", d.dtype},
-          {"kv_dtype", d.kv_dtype},
-          {"tp", d.tp},
-          {"engine", d.engine}};
+  return {{"source", "simulated"},          {"model", d.model},
+          {"model_config", d.model_config}, {"gpu", d.gpu},
+          {"gpu_spec", d.gpu_spec},         {"dtype", d.dtype},
+          {"kv_dtype", d.kv_dtype},         {"tp", d.tp},
+          {"dp_attention", d.dp_attention}, {"engine", d.engine}};
 }
 
 }  // namespace tokperf::sim

@@ -82,8 +82,11 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
   auto line = [&out](std::string_view label, const std::string& value) {
     out += fmt::format("  {:<34} {}\n", label, value);
   };
-  out += fmt::format("{} on {} x {}, weights {}, KV cache {}\n", d.model.name, d.tp, d.gpu.name,
-                     dtype_name(d.weight_dtype), dtype_name(d.kv_dtype));
+  out += fmt::format("{} on {} x {}, weights {}, KV cache {}{}\n", d.model.name, d.tp, d.gpu.name,
+                     dtype_name(d.weight_dtype), dtype_name(d.kv_dtype),
+                     cost.dp_attention() ? ", data-parallel attention (each GPU caches its own "
+                                           "requests)"
+                                         : "");
   for (const auto& n : e.notes) out += "note: " + n + "\n";
   line("parameters (total / active)",
        fmt::format("{:.2f} B / {:.2f} B", p.total / 1e9, p.active / 1e9));
@@ -134,6 +137,7 @@ nlohmann::json estimate_to_json(const Estimate& e, const CostModel& cost,
       {"dtype", dtype_name(d.weight_dtype)},
       {"kv_dtype", dtype_name(d.kv_dtype)},
       {"tp", d.tp},
+      {"dp_attention", cost.dp_attention()},
       {"prompt_tokens", req.prompt_tokens},
       {"output_tokens", req.output_tokens},
       {"params_total", cost.params().total},

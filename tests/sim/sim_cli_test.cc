@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace {
 
 struct Ran {
@@ -50,6 +52,28 @@ TEST(SimCli, BadFlagsAreNamed) {
   r = run("sim serve --model llama-2-70b --gpu rtx4090");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.out.find("cannot hold it"), std::string::npos) << r.out;
+}
+
+// --dp-attention (SGLang's data-parallel attention) on the deployment flags: estimate says so and
+// each GPU caches only its own requests, so the KV capacity grows; it needs --tp 2 or more.
+TEST(SimCli, DpAttentionFlagSplitsTheKvCacheOverTheGpus) {
+  const std::string base = "estimate --model deepseek-v3 --gpu h200 --dtype fp8 --tp 8 --json";
+  Ran tp = run(base);
+  Ran dp = run(base + " --dp-attention");
+  ASSERT_EQ(tp.rc, 0) << tp.out;
+  ASSERT_EQ(dp.rc, 0) << dp.out;
+  const nlohmann::json t = nlohmann::json::parse(tp.out), d = nlohmann::json::parse(dp.out);
+  EXPECT_EQ(d["dp_attention"], true);
+  EXPECT_EQ(t["dp_attention"], false);
+  EXPECT_GT(d["kv_capacity_tokens"].get<double>(), 6 * t["kv_capacity_tokens"].get<double>());
+  EXPECT_GT(d["weight_bytes_per_gpu"].get<double>(), t["weight_bytes_per_gpu"].get<double>());
+  Ran text = run("estimate --model deepseek-v3 --gpu h200 --dtype fp8 --tp 8 --dp-attention");
+  EXPECT_EQ(text.rc, 0) << text.out;
+  EXPECT_NE(text.out.find("data-parallel attention"), std::string::npos) << text.out;
+  Ran one = run("estimate --model llama-3.1-8b --gpu h100 --dp-attention");
+  EXPECT_EQ(one.rc, 2) << one.out;
+  EXPECT_NE(one.out.find("--dp-attention"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("--tp 2 or more"), std::string::npos) << one.out;
 }
 
 TEST(SimCli, ServeSaysWhereAndStopsOnMaxSeconds) {
