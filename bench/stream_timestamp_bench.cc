@@ -7,11 +7,15 @@
 // streams all start in phase), R requests per slot, as closed-loop users run it; the floor refills
 // its connections the same way (keep-alive). --threads T runs tokperf on T event loops (several
 // values compare them in one run); the CPU figure is the loop threads' own. --server-cpu and
-// --client-cpu pin the scripted server's loop thread and the client's threads (tokperf's loops, the
-// floor) to given cores, so that client and server do not share a core.
+// --client-cpus pin the scripted server's loop thread and the client's threads (tokperf's loops, the
+// floor) to given cores, so that client and server do not share a core. --server-threads K starts K
+// scripted servers on one port (SO_REUSEPORT), server i on core --server-cpu + i, so that the
+// server side keeps up when many client loops are measured (the N-loop scaling curve).
 //
 //   stream_timestamp_bench --streams 250,500,1000,2000 --itl-ms 20 --tokens 100
 //   stream_timestamp_bench --streams 500,1000 --rounds 4 --threads 1,2
+//   stream_timestamp_bench --streams 8000 --rounds 3 --threads 1,2,4,8 --server-threads 6
+//       --server-cpu 0 --client-cpus 6-15
 #include <arpa/inet.h>
 #include <sched.h>
 #include <netinet/in.h>
@@ -25,6 +29,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -32,6 +37,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "client/request_builder.h"
@@ -52,38 +58,82 @@ double thread_cpu_s() {
   return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-// Cores to pin to (-1: leave the thread where the scheduler puts it).
-int g_server_cpu = -1;
-int g_client_cpu = -1;
+// Cores to pin to (empty / -1: leave the threads where the scheduler puts them).
+int g_server_cpu = -1;            // the first server's core; server i runs on g_server_cpu + i
+std::vector<int> g_client_cpus;   // the client's threads (tokperf's loops, the floor) share these
+int g_server_threads = 1;         // scripted servers sharing the port (SO_REUSEPORT), one loop each
 
-void pin_this_thread(int cpu) {
-  if (cpu < 0) return;
+void pin_this_thread(const std::vector<int>& cpus) {
+  if (cpus.empty()) return;
   cpu_set_t set;
   CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
+  for (int cpu : cpus) CPU_SET(cpu, &set);
   if (sched_setaffinity(0, sizeof set, &set) != 0) {
-    fmt::print(stderr, "cannot pin to cpu {} (sched_setaffinity failed)\n", cpu);
+    fmt::print(stderr, "cannot pin to cpus {} (sched_setaffinity failed)\n", fmt::join(cpus, ","));
     std::exit(2);
   }
 }
 
-// Starts the server with its loop thread on the server core (threads inherit the creator's
-// affinity), then moves the calling thread, and the client threads it creates, to the client core.
-void start_pinned(ScriptedServer& server) {
-  cpu_set_t before;
-  sched_getaffinity(0, sizeof before, &before);
-  pin_this_thread(g_server_cpu);
-  if (!server.start()) std::abort();
-  if (g_client_cpu >= 0) {
-    pin_this_thread(g_client_cpu);
-  } else {
-    sched_setaffinity(0, sizeof before, &before);
+// "3", "8-15" or "1,3,5-7" -> the cores.
+std::vector<int> parse_cpu_list(const std::string& text) {
+  std::vector<int> cpus;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    size_t dash = part.find('-');
+    int lo = std::stoi(part.substr(0, dash));
+    int hi = dash == std::string::npos ? lo : std::stoi(part.substr(dash + 1));
+    for (int c = lo; c <= hi; ++c) cpus.push_back(c);
   }
+  return cpus;
 }
+
+// g_server_threads scripted servers on one port (SO_REUSEPORT: the kernel spreads the client's
+// connections over them), server i's loop thread on core g_server_cpu + i (threads inherit the
+// creator's affinity); then the calling thread, and the client threads it creates, move to the
+// client cores.
+struct ServerSet {
+  std::vector<std::unique_ptr<ScriptedServer>> servers;
+
+  explicit ServerSet(const ScriptedServerOptions& options) {
+    cpu_set_t before;
+    sched_getaffinity(0, sizeof before, &before);
+    uint16_t port = 0;
+    for (int i = 0; i < g_server_threads; ++i) {
+      ScriptedServerOptions o = options;
+      o.reuse_port = g_server_threads > 1;
+      servers.push_back(std::make_unique<ScriptedServer>(o));
+      if (g_server_cpu >= 0) pin_this_thread({g_server_cpu + i});
+      if (!servers.back()->start(port)) std::abort();
+      port = servers.back()->port();
+    }
+    if (!g_client_cpus.empty()) {
+      pin_this_thread(g_client_cpus);
+    } else {
+      sched_setaffinity(0, sizeof before, &before);
+    }
+  }
+  uint16_t port() const { return servers.front()->port(); }
+  std::string base_url() const { return servers.front()->base_url(); }
+  std::vector<testing_support::ScriptedRecord> records() const {
+    std::vector<testing_support::ScriptedRecord> all;
+    for (const auto& s : servers) {
+      std::vector<testing_support::ScriptedRecord> r = s->records();
+      all.insert(all.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
+    }
+    return all;
+  }
+  void stop() {
+    for (auto& s : servers) s->stop();
+  }
+};
 
 struct Outcome {
   std::vector<double> err_ms;  // client stamp − server send, per token event
   std::vector<double> first_err_ms;  // the same for each stream's first token event
+  // Server send − the script's due time, per matched event: a server that cannot keep up sends
+  // late (and so slower than the script), which would make the client's work look lighter.
+  std::vector<double> server_lag_ms;
   double cpu_s = 0;            // client thread CPU (tokperf: its loop threads')
   uint64_t events = 0;
   int64_t streams_ok = 0;
@@ -104,8 +154,7 @@ ScriptedServerOptions server_options(int tokens, double itl_ms) {
 // http_client "auto" is the built-in HTTP/1.1 client, "curl" libcurl's multi interface.
 Outcome run_tokperf(int streams, int tokens, double itl_ms, int rounds, int threads,
                     const std::string& http_client) {
-  ScriptedServer server(server_options(tokens, itl_ms));
-  start_pinned(server);
+  ServerSet server(server_options(tokens, itl_ms));
   BenchConfig c;
   c.target.base_url = server.base_url();
   c.target.api = "completions";
@@ -140,6 +189,7 @@ Outcome run_tokperf(int streams, int tokens, double itl_ms, int rounds, int thre
     out.streams_ok++;
     for (size_t i = 0; i < t.token_events.size(); ++i) {
       out.err_ms.push_back(ns_to_ms(t.token_events[i].t_ns - rec.token_event_send_ns[i]));
+      out.server_lag_ms.push_back(ns_to_ms(rec.token_event_send_ns[i] - rec.token_event_due_ns[i]));
     }
     if (!t.token_events.empty()) out.first_err_ms.push_back(out.err_ms[out.err_ms.size() - t.token_events.size()]);
   }
@@ -151,8 +201,7 @@ Outcome run_tokperf(int streams, int tokens, double itl_ms, int rounds, int thre
 // know which event a read completed). With rounds > 1 each connection sends its next request the
 // moment a response ends (keep-alive), as tokperf's closed loop refills its slots.
 Outcome run_floor(int streams, int tokens, double itl_ms, int rounds) {
-  ScriptedServer server(server_options(tokens, itl_ms));
-  start_pinned(server);
+  ServerSet server(server_options(tokens, itl_ms));
   int ep = epoll_create1(0);
   struct Conn {
     int fd;
@@ -256,6 +305,7 @@ Outcome run_floor(int streams, int tokens, double itl_ms, int rounds) {
     out.streams_ok++;
     for (size_t i = 0; i < rec.token_event_send_ns.size(); ++i) {
       out.err_ms.push_back(ns_to_ms(st[i] - rec.token_event_send_ns[i]));
+      out.server_lag_ms.push_back(ns_to_ms(rec.token_event_send_ns[i] - rec.token_event_due_ns[i]));
     }
     if (!rec.token_event_send_ns.empty()) {
       out.first_err_ms.push_back(ns_to_ms(st[0] - rec.token_event_send_ns[0]));
@@ -271,6 +321,7 @@ Outcome run_floor(int streams, int tokens, double itl_ms, int rounds) {
 void report(const char* client, int streams, double itl_ms, int rounds, const Outcome& o) {
   DistStats s = compute_dist_stats(o.err_ms);
   DistStats f = compute_dist_stats(o.first_err_ms);
+  DistStats lag = compute_dist_stats(o.server_lag_ms);
   nlohmann::json j = {{"client", client},       {"streams", streams},
                       {"rounds", rounds},       {"loops", o.loops},
                       {"requests", o.requests},
@@ -279,7 +330,9 @@ void report(const char* client, int streams, double itl_ms, int rounds, const Ou
                       {"err_p99_ms", s.p99},    {"err_max_ms", s.max},
                       {"first_err_p50_ms", f.p50}, {"first_err_p99_ms", f.p99},
                       {"cpu_s", o.cpu_s},
-                      {"server_cpu", g_server_cpu}, {"client_cpu", g_client_cpu},
+                      {"server_lag_p99_ms", lag.p99},
+                      {"server_cpu", g_server_cpu}, {"server_threads", g_server_threads},
+                      {"client_cpus", g_client_cpus},
                       {"cpu_us_per_event", o.events ? o.cpu_s * 1e6 / o.events : 0.0}};
   fmt::print("{}\n", j.dump());
   std::fflush(stdout);
@@ -305,9 +358,23 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--rounds", rounds, "Requests per stream slot, each refilled as it ends (churn)");
   app.add_option("--threads", threads, "tokperf event loops; a list compares them")->delimiter(',');
-  app.add_option("--server-cpu", g_server_cpu, "Pin the scripted server's thread to this core");
-  app.add_option("--client-cpu", g_client_cpu, "Pin the client's threads to this core");
+  app.add_option("--server-cpu", g_server_cpu,
+                 "Pin the scripted server's thread to this core (server i of --server-threads to "
+                 "this core + i)");
+  std::string client_cpus;
+  app.add_option("--client-cpu,--client-cpus", client_cpus,
+                 "Pin the client's threads to these cores: 3, 8-15 or 1,3,5-7");
+  app.add_option("--server-threads", g_server_threads,
+                 "Scripted servers sharing the port (SO_REUSEPORT), one loop thread each")
+      ->check(CLI::Range(1, 64));
   CLI11_PARSE(app, argc, argv);
+  try {
+    if (!client_cpus.empty()) g_client_cpus = parse_cpu_list(client_cpus);
+  } catch (const std::exception&) {
+    fmt::print(stderr, "--client-cpus: '{}' is not a core list (e.g. 3, 8-15 or 1,3,5-7)\n",
+               client_cpus);
+    return 2;
+  }
   rlimit rl{};
   getrlimit(RLIMIT_NOFILE, &rl);
   rl.rlim_cur = rl.rlim_max;

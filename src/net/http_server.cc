@@ -500,6 +500,11 @@ Status HttpServer::listen(const std::string& host, uint16_t port) {
   if (fd < 0) return Error{std::string("http server: socket: ") + std::strerror(errno)};
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (options_.reuse_port && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) {
+    std::string msg = std::strerror(errno);
+    ::close(fd);
+    return Error{"http server: SO_REUSEPORT: " + msg};
+  }
   if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::listen(fd, options_.listen_backlog) != 0) {
     std::string msg = std::strerror(errno);
@@ -510,6 +515,7 @@ Status HttpServer::listen(const std::string& host, uint16_t port) {
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   port_ = ntohs(addr.sin_port);
   listen_fd_ = fd;
+  if (spare_fd_ < 0) spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   loop_.watch(fd, EPOLLIN, [this](uint32_t) { on_accept(); });
   return Status::Ok();
 }
@@ -518,7 +524,19 @@ void HttpServer::on_accept() {
   for (;;) {
     int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-      // EAGAIN: drained. EMFILE and friends: try again on the next readiness.
+      if ((errno == EMFILE || errno == ENFILE) && spare_fd_ >= 0) {
+        // Out of descriptors: shed this connection rather than leave it in the backlog, where the
+        // listen socket stays readable and the loop would spin on it.
+        ::close(spare_fd_);
+        const int shed = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (shed >= 0) {
+          ::close(shed);
+          stats_.connections_refused.fetch_add(1, std::memory_order_relaxed);
+        }
+        spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (shed >= 0 && spare_fd_ >= 0) continue;
+      }
+      // EAGAIN: drained. Otherwise try again on the next readiness.
       return;
     }
     int one = 1;
@@ -545,6 +563,10 @@ void HttpServer::close_all() {
     loop_.unwatch(listen_fd_);
     ::close(listen_fd_);
     listen_fd_ = -1;
+  }
+  if (spare_fd_ >= 0) {
+    ::close(spare_fd_);
+    spare_fd_ = -1;
   }
   auto conns = std::move(connections_);
   connections_.clear();

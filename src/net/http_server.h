@@ -123,6 +123,9 @@ class HttpServer {
     size_t max_header_bytes = 64 * 1024;       // request line + headers; more → 431
     size_t max_body_bytes = 16 * 1024 * 1024;  // more → 413
     int listen_backlog = 4096;
+    // SO_REUSEPORT: several servers (one loop thread each) bind the same port and the kernel
+    // spreads new connections over them (bench/stream_timestamp_bench --server-threads).
+    bool reuse_port = false;
   };
 
   // Counters; relaxed atomics so another thread can read them while the loop runs.
@@ -131,6 +134,9 @@ class HttpServer {
     std::atomic<uint64_t> connections_open{0};
     std::atomic<uint64_t> requests{0};
     std::atomic<uint64_t> bad_requests{0};  // answered 400/413/431/501 by the server itself
+    // Connections closed on arrival because the process had no file descriptor left for them
+    // (EMFILE/ENFILE): the peer sees the connection end instead of waiting in the backlog.
+    std::atomic<uint64_t> connections_refused{0};
     std::atomic<uint64_t> bytes_received{0};
     std::atomic<uint64_t> bytes_sent{0};
   };
@@ -159,6 +165,10 @@ class HttpServer {
   Handler handler_;
   Options options_;
   int listen_fd_ = -1;
+  // A descriptor held in reserve (/dev/null): when accept fails for want of descriptors it is
+  // released to accept and close the waiting connection, so the level-triggered listen socket does
+  // not keep the loop spinning and the peer is told at once.
+  int spare_fd_ = -1;
   uint16_t port_ = 0;
   uint64_t next_connection_id_ = 1;
   std::unordered_map<int, std::shared_ptr<HttpConnection>> connections_;

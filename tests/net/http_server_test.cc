@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -132,6 +133,53 @@ TEST_F(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
   close(fd);
   EXPECT_EQ(server_->stats().connections_accepted.load(), 1u);
   EXPECT_EQ(server_->stats().requests.load(), 5u);
+}
+
+// Out of file descriptors (EMFILE), the server closes a waiting connection instead of leaving it
+// in the backlog, where the level-triggered listen socket would keep its loop spinning and the peer
+// would wait for ever; the connections it has go on being served, and new ones once descriptors
+// are free again.
+TEST_F(HttpServerTest, ShedsConnectionsItHasNoDescriptorFor) {
+  const int kept = connect_raw();
+  std::string buf;
+  send_all(kept, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_FALSE(read_response(kept, buf).empty());
+  constexpr int kWaiting = 3;
+  int waiting[kWaiting];
+  for (int& fd : waiting) {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    timeval tv{2, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  // No new descriptor from here: the limit is the number the next one would get.
+  const int next = dup(0);
+  ASSERT_GE(next, 0);
+  close(next);
+  rlimit before{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &before), 0);
+  rlimit tight = before;
+  tight.rlim_cur = static_cast<rlim_t>(next);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(server_->port());
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (int fd : waiting) {
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);  // into the backlog
+  }
+  for (int fd : waiting) EXPECT_TRUE(peer_closed(fd)) << "connection left waiting";
+  EXPECT_EQ(server_->stats().connections_refused.load(), static_cast<uint64_t>(kWaiting));
+  send_all(kept, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(read_response(kept, buf).find("{\"ok\":true}"), std::string::npos);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &before), 0);
+  for (int fd : waiting) close(fd);
+  const int fresh = connect_raw();
+  std::string fresh_buf;
+  send_all(fresh, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(read_response(fresh, fresh_buf).find("{\"ok\":true}"), std::string::npos);
+  close(fresh);
+  close(kept);
 }
 
 TEST_F(HttpServerTest, ConnectionCloseIsHonoured) {

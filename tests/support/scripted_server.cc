@@ -569,10 +569,14 @@ Status ScriptedServer::start(uint16_t port) {
   impl_->opts = options_;
   impl_->loop = loop_.get();
   Impl* impl = impl_.get();
+  HttpServer::Options http_options;
+  http_options.reuse_port = options_.reuse_port;
   http_ = std::make_unique<HttpServer>(
-      *loop_, [impl](HttpRequest& req, std::shared_ptr<HttpResponse> resp) {
+      *loop_,
+      [impl](HttpRequest& req, std::shared_ptr<HttpResponse> resp) {
         impl->handle(req, std::move(resp));
-      });
+      },
+      http_options);
   Status st = http_->listen("127.0.0.1", port);
   if (!st.ok()) return st;
   port_ = http_->port();

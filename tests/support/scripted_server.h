@@ -92,6 +92,9 @@ struct ScriptedServerOptions {
   std::map<Fault, double> fault_fractions;
   // The fault of the request with this arrival index (overrides the fractions; the header wins).
   std::map<uint64_t, Fault> fault_by_index;
+  // Bind with SO_REUSEPORT, so that several servers started on one port share its connections
+  // (each server keeps its own records).
+  bool reuse_port = false;
 };
 
 // What the server did with one request.
