@@ -55,7 +55,7 @@ int serve_sim(const SimServeConfig& c) {
   o.deployment = std::move(d).value();
   const sim::EnginePreset preset =
       sim::find_engine_preset(c.deployment.engine, o.deployment.gpu).value();
-  o.knobs = preset.knobs;
+  o.knobs = sim::with_engine_flags(preset.knobs, c.deployment);
   o.engine = c.engine;
   o.engine.reserve_max_tokens = preset.config.reserve_max_tokens;
   if (!c.max_num_seqs_given) o.engine.max_num_seqs = preset.config.max_num_seqs;

@@ -63,8 +63,10 @@ sim::EngineConfig engine_config(const SimRunFlags& f, const sim::GpuSpec& gpu) {
 sim::CostModel make_cost(const SimRunFlags& f) {
   auto d = sim::resolve_deployment(f.deployment);
   if (!d.ok()) throw UsageError(d.error());
-  sim::CostModel cost(std::move(d).value(),
-                      sim::find_engine_preset(f.deployment.engine).value().knobs);
+  sim::CostModel cost(
+      std::move(d).value(),
+      sim::with_engine_flags(sim::find_engine_preset(f.deployment.engine).value().knobs,
+                             f.deployment));
   if (!cost.fits()) {
     throw UsageError(fmt::format(
         "{} in {} needs {:.1f} GB of weights per GPU; {} x {} cannot hold it (try --tp or --dtype)",

@@ -23,10 +23,10 @@ struct HeldOutFigures {
 inline constexpr HeldOutFigures kDense{12, 11, 18.6, 7, 2.5, 10, 4.3, 2.35,
                                      "a100-40g a100-80g h100 rtx4090",
                                      "nim vllm vllm-v0 vllm-v0.6"};
-inline constexpr HeldOutFigures kMoe{34, 34, 72.9, 34, 62.5, 34, 176.2, 236.01,
+inline constexpr HeldOutFigures kMoe{34, 34, 72.0, 34, 55.5, 34, 137.4, 236.01,
                                      "a100-80g h100 h200 mi300x",
                                      "sglang trtllm vllm-v0 vllm-v0.6"};
-inline constexpr HeldOutFigures kAll{46, 45, 66.8, 41, 56.1, 44, 137.4, 236.01,
+inline constexpr HeldOutFigures kAll{46, 45, 66.8, 41, 50.8, 44, 101.6, 236.01,
                                      "a100-40g a100-80g h100 h200 mi300x rtx4090",
                                      "nim sglang trtllm vllm vllm-v0 vllm-v0.6"};
 // clang-format on

@@ -105,6 +105,17 @@ double CostModel::weight_bytes_read(int64_t n_tokens) const {
   return params * dtype_bytes(d_.weight_dtype) / d_.tp;
 }
 
+bool CostModel::runs_eager(const StepShape& s) const {
+  const int max_batch = k_.cuda_graph_max_batch;
+  if (max_batch < 0 || s.new_tokens == 0) return false;
+  if (max_batch == 0 || s.extend_seqs > 0) return true;
+  // Under data-parallel attention each rank decodes its own share, and a rank's graph is sized
+  // for its own batch (requests spread evenly, as elsewhere in this model).
+  const int64_t ranks = dp_attention() ? d_.tp : 1;
+  const int64_t per_rank = (s.num_seqs + ranks - 1) / ranks;
+  return per_rank > max_batch;
+}
+
 StepBreakdown CostModel::step(const StepShape& s) const {
   StepBreakdown b;
   const double tp = static_cast<double>(d_.tp);
@@ -144,7 +155,14 @@ StepBreakdown CostModel::step(const StepShape& s) const {
     b.overhead_s += static_cast<double>(d_.model.num_moe_layers()) * k_.moe_layer_overhead_s;
   }
   b.overhead_s += k_.step_overhead_s + k_.per_seq_overhead_s * static_cast<double>(s.num_seqs);
-  b.total_s = b.overhead_s + std::max(b.linear_s + b.attention_s, b.weights_s + b.kv_s) + b.comm_s;
+  // An eager step's kernels are launched one by one from the host while the GPU runs the earlier
+  // ones: the step lasts as long as the slower of the two.
+  if (runs_eager(s)) {
+    b.eager_host_s = static_cast<double>(d_.model.num_layers) * k_.eager_layer_host_s;
+  }
+  b.total_s =
+      b.overhead_s + std::max(std::max(b.linear_s + b.attention_s, b.weights_s + b.kv_s) + b.comm_s,
+                              b.eager_host_s);
   return b;
 }
 

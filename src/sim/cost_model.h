@@ -64,6 +64,19 @@ struct CostKnobs {
   // 1/tp share of the KV reads, requests spread evenly. Attention FLOPs per GPU do not change
   // (all heads for 1/tp of the tokens instead of 1/tp of the heads for all). Off by default.
   bool dp_attention = false;
+  // CUDA graphs. -1 (every preset's default): not modelled, every step costs its GPU time alone,
+  // as when each step replays a captured graph or a C++ runtime launches it (vLLM V1's full and
+  // piecewise graphs, TensorRT-LLM's C++ runtime). 0: graphs off (SGLang --disable-cuda-graph,
+  // vLLM --enforce-eager, TensorRT-LLM's PyTorch backend without use_cuda_graph): every step runs
+  // eager. N > 0: a decode-only step of at most N sequences (per rank under data-parallel
+  // attention) replays a graph; a larger decode batch, and every step with a prefill or
+  // recompute chunk, runs eager (SGLang, vLLM's V0 engine and TensorRT-LLM's PyTorch backend
+  // capture decode batches only). An eager step costs at least the host's time to launch it.
+  int cuda_graph_max_batch = -1;
+  // Host time to launch one decoder layer's kernels from Python, eagerly: measured on an H200
+  // machine (scripts/gpu_microbench.py, part launch): a Llama-3.1-8B layer written in PyTorch,
+  // 46-48 kernels, eager minus graph replay 571-588 us per layer at batch 1-8 (12 us a kernel).
+  double eager_layer_host_s = 0.58e-3;
 };
 
 struct Deployment {
@@ -83,10 +96,13 @@ struct StepShape {
   int64_t sampled_seqs = 0;    // sequences that emit a token at the end of the step
   double attention_pairs = 0;  // sum over new tokens of the keys each attends to
   double kv_tokens_read = 0;   // cached tokens whose K/V are read
+  int64_t extend_seqs = 0;     // sequences computing prompt (or recompute) tokens, not a decode
 
-  // A sequence computing `new_tokens` tokens after `context_before` cached ones (causal).
-  void add(int64_t new_tok, int64_t context_before, bool samples) {
+  // A sequence computing `new_tokens` tokens after `context_before` cached ones (causal); `extend`
+  // when they are prompt or recomputed tokens rather than one decode token.
+  void add(int64_t new_tok, int64_t context_before, bool samples, bool extend) {
     ++num_seqs;
+    extend_seqs += extend ? 1 : 0;
     new_tokens += new_tok;
     sampled_seqs += samples ? 1 : 0;
     const double n = static_cast<double>(new_tok);
@@ -103,7 +119,11 @@ struct StepBreakdown {
   double kv_s = 0;         // reading the KV cache
   double comm_s = 0;       // tensor-parallel all-reduces
   double overhead_s = 0;
-  double total_s = 0;  // overhead + max(compute, memory) + comm
+  // Eager steps (CostKnobs::cuda_graph_max_batch): the host's time to launch the step's kernels;
+  // 0 when the step replays a graph or graphs are not modelled.
+  double eager_host_s = 0;
+  // overhead + max(max(compute, memory) + comm, eager host launch)
+  double total_s = 0;
 };
 
 // Immutable after construction; cheap to call from the engine's hot loop.
@@ -119,6 +139,8 @@ class CostModel {
   bool w8a8() const { return w8a8_; }
   // Data-parallel attention (the deployment's or CostKnobs::dp_attention) on more than one GPU.
   bool dp_attention() const { return (d_.dp_attention || k_.dp_attention) && d_.tp > 1; }
+  // Whether a step of this shape runs eager under CostKnobs::cuda_graph_max_batch.
+  bool runs_eager(const StepShape& s) const;
   double linear_compute_efficiency() const;
   double weight_bandwidth_efficiency() const;
 

@@ -45,4 +45,9 @@ Result<Deployment> resolve_deployment(const DeploymentFlags& f) {
   return d;
 }
 
+CostKnobs with_engine_flags(CostKnobs k, const DeploymentFlags& f) {
+  if (f.cuda_graph_max_batch >= 0) k.cuda_graph_max_batch = f.cuda_graph_max_batch;
+  return k;
+}
+
 }  // namespace tokperf::sim

@@ -19,7 +19,13 @@ struct DeploymentFlags {
   int tp = 1;
   bool dp_attention = false;    // --dp-attention: SGLang's data-parallel attention (needs tp > 1)
   std::string engine = "vllm";  // engine preset (sim/engine_preset.h): vllm, sglang, trtllm, nim
+  // --cuda-graph-max-batch: -1 keeps the preset's (CostKnobs::cuda_graph_max_batch), 0 is eager
+  // everywhere (--enforce-eager, --disable-cuda-graph), N > 0 captures decode batches up to N.
+  int cuda_graph_max_batch = -1;
 };
+
+// The engine flags that change cost knobs (--cuda-graph-max-batch) over a preset's knobs.
+CostKnobs with_engine_flags(CostKnobs k, const DeploymentFlags& f);
 
 // Errors name the flag, the value and what is accepted.
 Result<Deployment> resolve_deployment(const DeploymentFlags& f);

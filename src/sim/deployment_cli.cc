@@ -44,7 +44,17 @@ void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group
                                   "limits, admission, overheads): " +
                                       engine_preset_names())
                        ->capture_default_str();
-  if (!group.empty()) o->group(group);
+  CLI::Option* g =
+      sub.add_option("--cuda-graph-max-batch", f.cuda_graph_max_batch,
+                     "CUDA graphs: 0 runs every step eager (vLLM --enforce-eager, SGLang "
+                     "--disable-cuda-graph): each step costs at least the host's time to launch "
+                     "its kernels; N captures decode-only batches of up to N sequences, the rest "
+                     "eager; default: not modelled (every step as fast as a graph)")
+          ->check(CLI::Range(0, 1 << 20));
+  if (!group.empty()) {
+    o->group(group);
+    g->group(group);
+  }
 }
 
 void add_batch_limit_flags(CLI::App& sub, EngineConfig& engine, const std::string& group) {
@@ -74,11 +84,17 @@ bool deployment_flags_given(const CLI::App& sub, const std::string& model_flag) 
 }
 
 nlohmann::json deployment_json(const DeploymentFlags& d) {
-  return {{"source", "simulated"},          {"model", d.model},
-          {"model_config", d.model_config}, {"gpu", d.gpu},
-          {"gpu_spec", d.gpu_spec},         {"dtype", d.dtype},
-          {"kv_dtype", d.kv_dtype},         {"tp", d.tp},
-          {"dp_attention", d.dp_attention}, {"engine", d.engine}};
+  return {{"source", "simulated"},
+          {"model", d.model},
+          {"model_config", d.model_config},
+          {"gpu", d.gpu},
+          {"gpu_spec", d.gpu_spec},
+          {"dtype", d.dtype},
+          {"kv_dtype", d.kv_dtype},
+          {"tp", d.tp},
+          {"dp_attention", d.dp_attention},
+          {"engine", d.engine},
+          {"cuda_graph_max_batch", d.cuda_graph_max_batch}};
 }
 
 }  // namespace tokperf::sim

@@ -243,7 +243,10 @@ const StepResult& Engine::step(int64_t now_ns) {
   for (const auto& sc : scheduled_) {
     const Seq& s = seqs_[static_cast<size_t>(sc.seq)];
     const bool samples = sc.computed_before + sc.num_new == s.tokens();
-    shape.add(sc.num_new, sc.computed_before, samples);
+    // A decode computes the one token it sampled last step; anything else (a prompt chunk, a
+    // preempted sequence recomputing) is an extend.
+    const bool decode = s.generated > 0 && sc.num_new == 1 && sc.computed_before + 1 == s.tokens();
+    shape.add(sc.num_new, sc.computed_before, samples, !decode);
     if (sc.computed_before < s.prompt) {
       result_.prefill_tokens += std::min(sc.num_new, s.prompt - sc.computed_before);
     }

@@ -44,14 +44,14 @@ Estimate compute_estimate(const CostModel& cost, const EstimateRequest& req) {
   for (int64_t done = 0; done < req.prompt_tokens;) {
     const int64_t n = std::min(chunk, req.prompt_tokens - done);
     StepShape s;
-    s.add(n, done, done + n == req.prompt_tokens);
+    s.add(n, done, done + n == req.prompt_tokens, true);
     e.expected_ttft_s += cost.step_time_s(s);
     done += n;
   }
   double decode_s = 0;
   for (int64_t i = 1; i < req.output_tokens; ++i) {
     StepShape s;
-    s.add(1, req.prompt_tokens + i - 1, true);
+    s.add(1, req.prompt_tokens + i - 1, true, false);
     decode_s += cost.step_time_s(s);
   }
   e.expected_tpot_s = req.output_tokens > 1 ? decode_s / (req.output_tokens - 1) : 0;
@@ -116,6 +116,18 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
           ? fmt::format(" + {:.0f} us per MoE layer, routed experts at {:.3g} of the linear rate",
                         k.moe_layer_overhead_s * 1e6, k.moe_expert_compute_factor)
           : "");
+  if (k.cuda_graph_max_batch >= 0) {
+    const double host_s = static_cast<double>(d.model.num_layers) * k.eager_layer_host_s;
+    out += k.cuda_graph_max_batch == 0
+               ? fmt::format(
+                     "  CUDA graphs off: every step runs eager, at least {} of host launch "
+                     "({} layers x {:.2f} ms)\n",
+                     ms(host_s), d.model.num_layers, k.eager_layer_host_s * 1e3)
+               : fmt::format(
+                     "  CUDA graphs for decode batches up to {}: prefill steps and larger "
+                     "batches run eager, at least {} of host launch each\n",
+                     k.cuda_graph_max_batch, ms(host_s));
+  }
   line("TTFT", ms(e.expected_ttft_s));
   line("TPOT", ms(e.expected_tpot_s));
   line("end to end", ms(e.expected_e2e_s));
@@ -138,6 +150,7 @@ nlohmann::json estimate_to_json(const Estimate& e, const CostModel& cost,
       {"kv_dtype", dtype_name(d.kv_dtype)},
       {"tp", d.tp},
       {"dp_attention", cost.dp_attention()},
+      {"cuda_graph_max_batch", cost.knobs().cuda_graph_max_batch},
       {"prompt_tokens", req.prompt_tokens},
       {"output_tokens", req.output_tokens},
       {"params_total", cost.params().total},

@@ -236,6 +236,7 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       {"moe_expert_compute_factor", &k.moe_expert_compute_factor},
       {"cold_start_s", &k.cold_start_s},
       {"cold_start_step_factor", &k.cold_start_step_factor},
+      {"eager_layer_host_s", &k.eager_layer_host_s},
   };
   for (const auto& [name, value] : o) {
     if (auto it = doubles.find(name); it != doubles.end()) {
@@ -250,6 +251,13 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
     } else if (name == "dp_attention") {
       if (value != 0 && value != 1) return Error{"knob 'dp_attention' takes 0 or 1"};
       k.dp_attention = value == 1;
+    } else if (name == "cuda_graph_max_batch") {
+      if (value < -1 || value != static_cast<double>(static_cast<int>(value))) {
+        return Error{
+            "knob 'cuda_graph_max_batch' takes -1 (not modelled), 0 (graphs off) or the "
+            "largest captured decode batch"};
+      }
+      k.cuda_graph_max_batch = static_cast<int>(value);
     } else if (name == "mixed_batches") {
       if (value != 0 && value != 1) return Error{"knob 'mixed_batches' takes 0 or 1"};
       c.mixed_batches = value == 1;
@@ -258,7 +266,7 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       for (const auto& [n, _] : doubles) known += n + ", ";
       return Error{"unknown knob '" + name + "'; accepted: " + known +
                    "max_num_seqs, max_num_batched_tokens, enable_chunked_prefill, mixed_batches, "
-                   "dp_attention"};
+                   "dp_attention, cuda_graph_max_batch"};
     }
   }
   return Status::Ok();

@@ -36,7 +36,7 @@ TEST(CostModel, TensorParallelSplitsWeightsAndKvHeads) {
   EXPECT_DOUBLE_EQ(tp2.kv_bytes_per_token_per_gpu(), tp1.kv_bytes_per_token_per_gpu() / 2);
   // Only TP > 1 pays for all-reduces.
   StepShape s;
-  s.add(1, 100, true);
+  s.add(1, 100, true, false);
   EXPECT_EQ(tp1.step(s).comm_s, 0);
   EXPECT_GT(tp2.step(s).comm_s, 0);
 }
@@ -48,14 +48,14 @@ TEST(CostModel, ExpectedDistinctExperts) {
   EXPECT_NEAR(c.expected_active_experts(1000), 8.0, 1e-9);
   // A batch of one reads fewer weight bytes than a big batch that touches every expert.
   StepShape one, many;
-  one.add(1, 0, true);
-  many.add(512, 0, true);
+  one.add(1, 0, true, true);
+  many.add(512, 0, true, true);
   EXPECT_LT(c.step(one).weights_s, c.step(many).weights_s * 0.5);
 }
 
 TEST(CostModel, Fp8ChangesFlopRateOnlyWhereTheGpuHasIt) {
   StepShape big;
-  big.add(4096, 0, true);
+  big.add(4096, 0, true, true);
   const double a100_fp16 = make("llama-3.1-8b", "a100-80g").step(big).linear_s;
   const double a100_fp8 = make("llama-3.1-8b", "a100-80g", DType::kFp8).step(big).linear_s;
   const double h100_fp16 = make("llama-3.1-8b", "h100").step(big).linear_s;
@@ -84,7 +84,7 @@ TEST(CostModel, W8a8KnobsApplyOnlyToEightBitMathAndOnlyToWeights) {
   // here) is read at the plain efficiency whatever the weight format.
   const CostModel h100_fp16 = make("llama-3.1-8b", "h100");
   StepShape one;
-  one.add(1, 4000, true);
+  one.add(1, 4000, true, false);
   EXPECT_NEAR(
       h100_fp8.step(one).weights_s,
       h100_fp16.step(one).weights_s / 2 * k.bandwidth_efficiency / k.w8a8_bandwidth_efficiency,
@@ -102,8 +102,8 @@ TEST(CostModel, TheStackFactorSlowsOnlyTheLinearLayersCompute) {
   EXPECT_DOUBLE_EQ(rocm.linear_compute_efficiency(),
                    CostKnobs{}.compute_efficiency * rocm.deployment().gpu.matmul_stack_factor);
   StepShape prefill, decode;
-  prefill.add(4096, 0, true);
-  decode.add(1, 2000, true);
+  prefill.add(4096, 0, true, true);
+  decode.add(1, 2000, true, false);
   EXPECT_NEAR(rocm.step(prefill).linear_s * 0.615, peak.step(prefill).linear_s, 1e-12);
   EXPECT_DOUBLE_EQ(rocm.step(prefill).attention_s, peak.step(prefill).attention_s);
   // Decode at batch 1 streams the weights: bandwidth-bound, unchanged.
@@ -114,20 +114,69 @@ TEST(CostModel, TheStackFactorSlowsOnlyTheLinearLayersCompute) {
 TEST(CostModel, StepTimeGrowsWithPromptAndBatch) {
   const CostModel c = make("llama-3.1-8b", "a100-80g");
   StepShape p512, p4096;
-  p512.add(512, 0, true);
-  p4096.add(4096, 0, true);
+  p512.add(512, 0, true, true);
+  p4096.add(4096, 0, true, true);
   EXPECT_GT(c.step_time_s(p4096), 4 * c.step_time_s(p512));  // compute-bound: ~linear
   StepShape b1, b64;
-  b1.add(1, 1000, true);
-  for (int i = 0; i < 64; ++i) b64.add(1, 1000, true);
+  b1.add(1, 1000, true, false);
+  for (int i = 0; i < 64; ++i) b64.add(1, 1000, true, false);
   // Decode at batch 64 costs more per step (KV reads), but far less than 64x (weights shared).
   EXPECT_GT(c.step_time_s(b64), c.step_time_s(b1));
   EXPECT_LT(c.step_time_s(b64), 4 * c.step_time_s(b1));
 }
 
+// CUDA graphs (knob cuda_graph_max_batch): a decode-only batch up to the capture limit costs its
+// GPU time; a larger one, a step with a prompt chunk, or every step with graphs off, costs at least
+// the host's eager launch time, one measured layer cost per layer.
+TEST(CostModel, EagerStepsCostAtLeastTheHostLaunchTime) {
+  CostKnobs k;
+  const Deployment d{find_model("llama-3.1-8b").value(), find_gpu("h100").value(), DType::kBf16,
+                     DType::kBf16, 1};
+  StepShape decode8, decode64, prefill;
+  for (int i = 0; i < 8; ++i) decode8.add(1, 1000, true, false);
+  for (int i = 0; i < 64; ++i) decode64.add(1, 1000, true, false);
+  prefill.add(16, 0, true, true);
+  const CostModel graphs_everywhere(d, k);  // the default: not modelled
+  k.cuda_graph_max_batch = 32;
+  const CostModel capped(d, k);
+  k.cuda_graph_max_batch = 0;
+  const CostModel eager(d, k);
+  const double host = 32 * k.eager_layer_host_s;  // 32 layers
+  for (const StepShape* s : {&decode8, &decode64, &prefill}) {
+    EXPECT_FALSE(graphs_everywhere.runs_eager(*s));
+    EXPECT_EQ(graphs_everywhere.step(*s).eager_host_s, 0);
+    EXPECT_TRUE(eager.runs_eager(*s));
+    EXPECT_DOUBLE_EQ(eager.step(*s).eager_host_s, host);
+    EXPECT_GE(eager.step_time_s(*s), host);
+    EXPECT_GE(eager.step_time_s(*s), graphs_everywhere.step_time_s(*s));
+  }
+  EXPECT_FALSE(capped.runs_eager(decode8));
+  EXPECT_DOUBLE_EQ(capped.step_time_s(decode8), graphs_everywhere.step_time_s(decode8));
+  EXPECT_TRUE(capped.runs_eager(decode64));  // above the largest captured batch
+  EXPECT_TRUE(capped.runs_eager(prefill));   // extend steps are never captured
+  // A small decode batch is host-bound when eager: 8B at batch 8 is ~4 ms of GPU time on an H100,
+  // its 32 eager layers ~19 ms of launches.
+  EXPECT_LT(graphs_everywhere.step_time_s(decode8), host);
+  EXPECT_NEAR(eager.step_time_s(decode8), host + eager.step(decode8).overhead_s, 1e-12);
+  // Data-parallel attention: the limit is per rank.
+  const Deployment dsv3{find_model("deepseek-v3").value(),
+                        find_gpu("h200").value(),
+                        DType::kFp8,
+                        DType::kFp8,
+                        8,
+                        true};
+  k.cuda_graph_max_batch = 160;
+  const CostModel dp(dsv3, k);
+  StepShape per_rank_160, per_rank_161;
+  for (int i = 0; i < 8 * 160; ++i) per_rank_160.add(1, 2000, true, false);
+  for (int i = 0; i < 8 * 160 + 1; ++i) per_rank_161.add(1, 2000, true, false);
+  EXPECT_FALSE(dp.runs_eager(per_rank_160));
+  EXPECT_TRUE(dp.runs_eager(per_rank_161));
+}
+
 TEST(CostModel, StepShapeCountsCausalPairs) {
   StepShape s;
-  s.add(4, 10, true);  // 4 new tokens after 10 cached: 4*10 + (1+2+3+4)
+  s.add(4, 10, true, true);  // 4 new tokens after 10 cached: 4*10 + (1+2+3+4)
   EXPECT_DOUBLE_EQ(s.attention_pairs, 50);
   EXPECT_DOUBLE_EQ(s.kv_tokens_read, 14);
   EXPECT_EQ(s.new_tokens, 4);
@@ -154,7 +203,7 @@ TEST(CostModel, DataParallelAttentionTradesWeightMemoryForKvCapacity) {
   EXPECT_GT(dp.kv_capacity_tokens(), 6 * tp.kv_capacity_tokens());
   EXPECT_LT(dp.kv_capacity_tokens(), 8 * tp.kv_capacity_tokens());
   StepShape s;
-  for (int i = 0; i < 64; ++i) s.add(1, 4000, true);
+  for (int i = 0; i < 64; ++i) s.add(1, 4000, true, false);
   const StepBreakdown a = tp.step(s), b = dp.step(s);
   EXPECT_NEAR(b.kv_s, a.kv_s / 8, 1e-12);
   EXPECT_DOUBLE_EQ(b.attention_s, a.attention_s);

@@ -85,11 +85,11 @@ TEST(EnginePreset, VllmV06IsVllmV0WithLessCpuTimePerStep) {
                      DType::kBf16, 1};
   const CostModel old_loop(d, v0.knobs), multi_step(d, v06.knobs);
   StepShape decode;
-  for (int i = 0; i < 8; ++i) decode.add(1, 500, true);
+  for (int i = 0; i < 8; ++i) decode.add(1, 500, true, false);
   EXPECT_NEAR(old_loop.step_time_s(decode) - multi_step.step_time_s(decode),
               v0.knobs.step_overhead_s - v06.knobs.step_overhead_s, 1e-9);
   StepShape prefill;
-  prefill.add(1000, 0, true);
+  prefill.add(1000, 0, true, true);
   EXPECT_NEAR(old_loop.step_time_s(prefill) - multi_step.step_time_s(prefill),
               v0.knobs.step_overhead_s - v06.knobs.step_overhead_s, 1e-9);
 }

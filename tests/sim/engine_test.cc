@@ -41,12 +41,39 @@ int64_t drain(Engine& e, int64_t now, std::vector<SeqEvent>* events = nullptr) {
   return now;
 }
 
+// CUDA graphs (CostKnobs::cuda_graph_max_batch): the engine tells the cost model which steps are
+// decodes, so that with a capture limit of 2 the prefill step and a decode step of 3 sequences run
+// eager (at least the host's launch time) while a decode step of 2 replays its graph.
+TEST(Engine, StepsAboveTheCaptureLimitOrWithPromptsRunEager) {
+  CostKnobs k = no_front_end();
+  k.cuda_graph_max_batch = 2;
+  const CostModel c(Deployment{find_model("llama-2-7b").value(), find_gpu("a100-80g").value(),
+                               DType::kFp16, DType::kFp16, 1},
+                    k);
+  const double host = 32 * k.eager_layer_host_s;
+  Engine e(c, EngineConfig{});
+  for (uint64_t id = 1; id <= 3; ++id) ASSERT_TRUE(e.submit(req(id, 64, id == 3 ? 2 : 4)).ok());
+  std::vector<int64_t> durations;
+  int64_t now = 0;
+  while (e.has_work()) {
+    const StepResult& r = e.step(now);
+    durations.push_back(r.duration_ns);
+    now += r.duration_ns;
+  }
+  // Prefill (3 prompts), decode x 3 (3 left after the first, 2 after request 3 ends), decode x 2.
+  ASSERT_EQ(durations.size(), 4u);
+  EXPECT_GE(durations[0], static_cast<int64_t>(host * 1e9));  // prompts: eager
+  EXPECT_GE(durations[1], static_cast<int64_t>(host * 1e9));  // 3 decodes > 2: eager
+  EXPECT_LT(durations[2], static_cast<int64_t>(host * 1e9));  // 2 decodes: graph
+  EXPECT_LT(durations[3], static_cast<int64_t>(host * 1e9));
+}
+
 TEST(Engine, OneRequestPrefillsThenDecodesOneTokenPerStep) {
   Engine e(cost(), EngineConfig{});
   ASSERT_TRUE(e.submit(req(7, 100, 3)).ok());
   const StepResult& s1 = e.step(0);
   StepShape prefill;
-  prefill.add(100, 0, true);
+  prefill.add(100, 0, true, true);
   const auto expect_ns = static_cast<int64_t>(std::llround(cost().step_time_s(prefill) * 1e9));
   EXPECT_EQ(s1.duration_ns, expect_ns);
   ASSERT_EQ(s1.events.size(), 1u);

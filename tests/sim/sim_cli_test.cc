@@ -76,6 +76,29 @@ TEST(SimCli, DpAttentionFlagSplitsTheKvCacheOverTheGpus) {
   EXPECT_NE(one.out.find("--tp 2 or more"), std::string::npos) << one.out;
 }
 
+// --cuda-graph-max-batch 0 (vLLM --enforce-eager, SGLang --disable-cuda-graph): every step pays at
+// least the host's launch time, so a small model's decode gets slower; estimate says so.
+TEST(SimCli, CudaGraphsOffMakeSmallBatchDecodeHostBound) {
+  const std::string base = "estimate --model llama-3.1-8b --gpu h100 --json";
+  Ran graphs = run(base);
+  Ran eager = run(base + " --cuda-graph-max-batch 0");
+  ASSERT_EQ(graphs.rc, 0) << graphs.out;
+  ASSERT_EQ(eager.rc, 0) << eager.out;
+  const nlohmann::json g = nlohmann::json::parse(graphs.out), e = nlohmann::json::parse(eager.out);
+  EXPECT_EQ(g["cuda_graph_max_batch"], -1);
+  EXPECT_EQ(e["cuda_graph_max_batch"], 0);
+  EXPECT_GT(e["expected_tpot_s"].get<double>(), 2 * g["expected_tpot_s"].get<double>());
+  Ran text = run("estimate --model llama-3.1-8b --gpu h100 --cuda-graph-max-batch 0");
+  EXPECT_NE(text.out.find("CUDA graphs off"), std::string::npos) << text.out;
+  Ran sim =
+      run("sim run --model llama-3.1-8b --gpu h100 -c 4 -n 20 --input-tokens 64 --output-tokens 16 "
+          "--ignore-eos --no-save --no-history --json --cuda-graph-max-batch 2");
+  EXPECT_EQ(sim.rc, 0) << sim.out;
+  Ran bad = run("estimate --model llama-3.1-8b --gpu h100 --cuda-graph-max-batch -2");
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--cuda-graph-max-batch"), std::string::npos) << bad.out;
+}
+
 TEST(SimCli, ServeSaysWhereAndStopsOnMaxSeconds) {
   Ran r = run("sim serve --port 0 --max-seconds 0.2");
   EXPECT_EQ(r.rc, 0) << r.out;
