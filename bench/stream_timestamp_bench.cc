@@ -7,19 +7,19 @@
 // streams all start in phase), R requests per slot, as closed-loop users run it; the floor refills
 // its connections the same way (keep-alive). --threads T runs tokperf on T event loops (several
 // values compare them in one run); the CPU figure is the loop threads' own. --server-cpu and
-// --client-cpus pin the scripted server's loop thread and the client's threads (tokperf's loops, the
-// floor) to given cores, so that client and server do not share a core. --server-threads K starts K
-// scripted servers on one port (SO_REUSEPORT), server i on core --server-cpu + i, so that the
-// server side keeps up when many client loops are measured (the N-loop scaling curve).
+// --client-cpus pin the scripted server's loop thread and the client's threads (tokperf's loops,
+// the floor) to given cores, so that client and server do not share a core. --server-threads K
+// starts K scripted servers on one port (SO_REUSEPORT), server i on core --server-cpu + i, so that
+// the server side keeps up when many client loops are measured (the N-loop scaling curve).
 //
 //   stream_timestamp_bench --streams 250,500,1000,2000 --itl-ms 20 --tokens 100
 //   stream_timestamp_bench --streams 500,1000 --rounds 4 --threads 1,2
 //   stream_timestamp_bench --streams 8000 --rounds 3 --threads 1,2,4,8 --server-threads 6
 //       --server-cpu 0 --client-cpus 6-15
 #include <arpa/inet.h>
-#include <sched.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -35,9 +35,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "client/request_builder.h"
@@ -59,9 +59,9 @@ double thread_cpu_s() {
 }
 
 // Cores to pin to (empty / -1: leave the threads where the scheduler puts them).
-int g_server_cpu = -1;            // the first server's core; server i runs on g_server_cpu + i
-std::vector<int> g_client_cpus;   // the client's threads (tokperf's loops, the floor) share these
-int g_server_threads = 1;         // scripted servers sharing the port (SO_REUSEPORT), one loop each
+int g_server_cpu = -1;           // the first server's core; server i runs on g_server_cpu + i
+std::vector<int> g_client_cpus;  // the client's threads (tokperf's loops, the floor) share these
+int g_server_threads = 1;        // scripted servers sharing the port (SO_REUSEPORT), one loop each
 
 void pin_this_thread(const std::vector<int>& cpus) {
   if (cpus.empty()) return;
@@ -129,12 +129,12 @@ struct ServerSet {
 };
 
 struct Outcome {
-  std::vector<double> err_ms;  // client stamp − server send, per token event
+  std::vector<double> err_ms;        // client stamp − server send, per token event
   std::vector<double> first_err_ms;  // the same for each stream's first token event
   // Server send − the script's due time, per matched event: a server that cannot keep up sends
   // late (and so slower than the script), which would make the client's work look lighter.
   std::vector<double> server_lag_ms;
-  double cpu_s = 0;            // client thread CPU (tokperf: its loop threads')
+  double cpu_s = 0;  // client thread CPU (tokperf: its loop threads')
   uint64_t events = 0;
   int64_t streams_ok = 0;
   int64_t requests = 0;  // sent (all rounds)
@@ -191,7 +191,8 @@ Outcome run_tokperf(int streams, int tokens, double itl_ms, int rounds, int thre
       out.err_ms.push_back(ns_to_ms(t.token_events[i].t_ns - rec.token_event_send_ns[i]));
       out.server_lag_ms.push_back(ns_to_ms(rec.token_event_send_ns[i] - rec.token_event_due_ns[i]));
     }
-    if (!t.token_events.empty()) out.first_err_ms.push_back(out.err_ms[out.err_ms.size() - t.token_events.size()]);
+    if (!t.token_events.empty())
+      out.first_err_ms.push_back(out.err_ms[out.err_ms.size() - t.token_events.size()]);
   }
   server.stop();
   return out;
@@ -322,16 +323,23 @@ void report(const char* client, int streams, double itl_ms, int rounds, const Ou
   DistStats s = compute_dist_stats(o.err_ms);
   DistStats f = compute_dist_stats(o.first_err_ms);
   DistStats lag = compute_dist_stats(o.server_lag_ms);
-  nlohmann::json j = {{"client", client},       {"streams", streams},
-                      {"rounds", rounds},       {"loops", o.loops},
+  nlohmann::json j = {{"client", client},
+                      {"streams", streams},
+                      {"rounds", rounds},
+                      {"loops", o.loops},
                       {"requests", o.requests},
-                      {"itl_ms", itl_ms},       {"streams_matched", o.streams_ok},
-                      {"events", s.count},      {"err_p50_ms", s.p50},
-                      {"err_p99_ms", s.p99},    {"err_max_ms", s.max},
-                      {"first_err_p50_ms", f.p50}, {"first_err_p99_ms", f.p99},
+                      {"itl_ms", itl_ms},
+                      {"streams_matched", o.streams_ok},
+                      {"events", s.count},
+                      {"err_p50_ms", s.p50},
+                      {"err_p99_ms", s.p99},
+                      {"err_max_ms", s.max},
+                      {"first_err_p50_ms", f.p50},
+                      {"first_err_p99_ms", f.p99},
                       {"cpu_s", o.cpu_s},
                       {"server_lag_p99_ms", lag.p99},
-                      {"server_cpu", g_server_cpu}, {"server_threads", g_server_threads},
+                      {"server_cpu", g_server_cpu},
+                      {"server_threads", g_server_threads},
                       {"client_cpus", g_client_cpus},
                       {"cpu_us_per_event", o.events ? o.cpu_s * 1e6 / o.events : 0.0}};
   fmt::print("{}\n", j.dump());
@@ -388,7 +396,8 @@ int main(int argc, char** argv) {
         }
       }
     }
-    if (clients != "tokperf") report("floor", n, itl_ms, rounds, run_floor(n, tokens, itl_ms, rounds));
+    if (clients != "tokperf")
+      report("floor", n, itl_ms, rounds, run_floor(n, tokens, itl_ms, rounds));
   }
   return 0;
 }

@@ -377,8 +377,7 @@ void HttpConnection::try_parse() {
   if (in_.empty()) return;
   const auto& opts = server_.options_;
   HttpRequest req;
-  HttpParseResult parsed =
-      parse_http_request(in_, opts.max_header_bytes, opts.max_body_bytes, req);
+  HttpParseResult parsed = parse_http_request(in_, opts.max_header_bytes, opts.max_body_bytes, req);
   if (parsed.kind == HttpParseResult::Kind::kNeedMore) return;
   if (parsed.kind == HttpParseResult::Kind::kError) return reply_error(parsed.status);
   in_.erase(0, parsed.consumed);

@@ -582,7 +582,8 @@ Status ScriptedServer::start(uint16_t port) {
   port_ = http_->port();
   running_ = true;
   thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "scripted-srv");  // tells profiles the server from the client
+    pthread_setname_np(pthread_self(),
+                       "scripted-srv");  // tells profiles the server from the client
     loop_->run();
   });
   return Status::Ok();
