@@ -1,8 +1,11 @@
 // `tokperf bench`: load (closed or open loop, sweeps, traces) against an OpenAI-compatible
 // streaming endpoint. Flags -> BenchConfig (validated once) -> probe the server -> build the prompt
 // -> run -> report.
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <memory>
 
@@ -60,6 +63,37 @@ void apply_threads_flag(const BenchFlags& f, BenchConfig& config, std::vector<st
                     "can share (slots, arrivals or --max-concurrency)",
                     requested, config.load.threads, config.load.threads == 1 ? "" : "s"));
   }
+}
+
+// Each stream holds a socket, two with the built-in simulated target (its server runs in this
+// process): say before the run when the largest level needs more than the descriptor limit, whose
+// overflow would otherwise show only as connect errors ("Too many open files"). Open-loop levels
+// without --max-concurrency have no known peak and are not judged.
+void note_descriptor_limit(const BenchConfig& config, bool in_process_server,
+                           std::vector<std::string>& notes) {
+  double peak = 0;
+  for (const LevelSpec& l : config.load.plan.levels) {
+    if (l.mode == LoadMode::kConcurrency) {
+      peak = std::max({peak, l.start, l.end});
+    } else if (config.load.plan.max_concurrency > 0) {
+      peak = std::max(peak, static_cast<double>(config.load.plan.max_concurrency));
+    }
+  }
+  const int shards = std::max(1, config.shard.count);
+  const auto streams = static_cast<uint64_t>(std::ceil(peak / shards));
+  const uint64_t needed = streams * (in_process_server ? 2 : 1) + 64;  // + files, loops, stdio
+  rlimit rl{};
+  if (streams == 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+      needed <= rl.rlim_cur) {
+    return;
+  }
+  notes.push_back(fmt::format(
+      "{} concurrent streams need about {} file descriptors{}; this process may open {} (ulimit "
+      "-n, hard limit {}): connections past it will fail with 'Too many open files'",
+      streams, needed, in_process_server ? " (client and the built-in server's side)" : "",
+      rl.rlim_cur,
+      rl.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(rl.rlim_max)));
+  fmt::print(stderr, "tokperf: warning: {}\n", notes.back());  // before the run, not only after
 }
 
 void apply_server_metrics_flags(const BenchFlags& f, BenchConfig& config) {
@@ -139,6 +173,7 @@ int run_bench(BenchFlags& flags) {
   }
   std::vector<std::string> notes;
   apply_threads_flag(flags, config, notes);
+  note_descriptor_limit(config, simulated != nullptr, notes);
   auto ready = prepare_target(config, notes);
   if (!ready) {
     fmt::print(stderr, "tokperf: {}\n", ready.error());

@@ -16,9 +16,10 @@ struct Ran {
   std::string out;  // stdout and stderr
 };
 
-Ran run(const std::string& args) {
+// A shell command line, stdout and stderr together.
+Ran run_shell(const std::string& command) {
   Ran r;
-  FILE* p = popen((std::string(TOKPERF_BINARY).append(" ") + args + " 2>&1").c_str(), "r");
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
   if (p == nullptr) return r;
   std::array<char, 4096> buf;
   size_t n;
@@ -26,6 +27,10 @@ Ran run(const std::string& args) {
   const int status = pclose(p);
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+Ran run(const std::string& args) {
+  return run_shell(std::string(TOKPERF_BINARY).append(" ") + args);
 }
 
 TEST(SimCli, BenchWithoutUrlMeasuresTheBuiltInEngine) {
@@ -97,6 +102,25 @@ TEST(SimCli, CudaGraphsOffMakeSmallBatchDecodeHostBound) {
   Ran bad = run("estimate --model llama-3.1-8b --gpu h100 --cuda-graph-max-batch -2");
   EXPECT_EQ(bad.rc, 2) << bad.out;
   EXPECT_NE(bad.out.find("--cuda-graph-max-batch"), std::string::npos) << bad.out;
+}
+
+// More concurrent streams than descriptors (the built-in target's server shares the process, so
+// two a stream): bench says so before the run, naming the limit, instead of leaving only connect
+// errors to explain it; within the limit it says nothing.
+TEST(SimCli, BenchWarnsWhenTheDescriptorLimitCannotHoldTheStreams) {
+  const std::string bench = std::string(TOKPERF_BINARY)
+                                .append(
+                                    " bench -n 40 --warmup 0 --input-tokens 16 --output-tokens 2 "
+                                    "--ignore-eos --no-progress "
+                                    "--no-save --no-history");
+  Ran tight = run_shell("ulimit -n 128; " + bench + " -c 100");
+  EXPECT_NE(tight.out.find("warning: 100 concurrent streams need about 264 file descriptors"),
+            std::string::npos)
+      << tight.out;
+  EXPECT_NE(tight.out.find("may open 128 (ulimit -n"), std::string::npos) << tight.out;
+  Ran roomy = run_shell("ulimit -n 128; " + bench + " -c 2");
+  EXPECT_EQ(roomy.rc, 0) << roomy.out;
+  EXPECT_EQ(roomy.out.find("file descriptors"), std::string::npos) << roomy.out;
 }
 
 TEST(SimCli, ServeSaysWhereAndStopsOnMaxSeconds) {
