@@ -56,12 +56,14 @@ double GpuSpec::matmul_flops(DType weights) const {
 }
 
 const std::vector<GpuSpec>& builtin_gpus() {
-  // Dense peaks in TFLOPS; interconnect one-way GB/s. Sources: docs/CATALOG.md.
+  // Dense peaks in TFLOPS; interconnect one-way GB/s. Memory in GiB as CUDA reports it to the
+  // serving engine (cudaMemGetInfo's total, what vLLM logs as total_gpu_memory), which is less
+  // than the datasheet's where the driver keeps some back. Sources: docs/CATALOG.md.
   static const std::vector<GpuSpec> kGpus = {
-      make("a100-40g", "NVIDIA A100 40GB SXM", 40, 1555, 300, "NVLink 3", 312, 312, 0, 624),
-      make("a100-80g", "NVIDIA A100 80GB SXM", 80, 2039, 300, "NVLink 3", 312, 312, 0, 624),
-      make("h100", "NVIDIA H100 SXM 80GB", 80, 3350, 450, "NVLink 4", 989.4, 989.4, 1978.9, 1978.9),
-      make("h200", "NVIDIA H200 SXM 141GB", 141, 4800, 450, "NVLink 4", 989.4, 989.4, 1978.9,
+      make("a100-40g", "NVIDIA A100 40GB SXM", 39.4, 1555, 300, "NVLink 3", 312, 312, 0, 624),
+      make("a100-80g", "NVIDIA A100 80GB SXM", 79.2, 2039, 300, "NVLink 3", 312, 312, 0, 624),
+      make("h100", "NVIDIA H100 SXM 80GB", 79.2, 3350, 450, "NVLink 4", 989.4, 989.4, 1978.9, 1978.9),
+      make("h200", "NVIDIA H200 SXM 141GB", 139.8, 4800, 450, "NVLink 4", 989.4, 989.4, 1978.9,
            1978.9),
       make("l40s", "NVIDIA L40S 48GB", 48, 864, 32, "PCIe Gen4 x16", 362.05, 362.05, 733, 733),
       make("rtx4090", "NVIDIA GeForce RTX 4090 24GB", 24, 1008, 32, "PCIe Gen4 x16", 165.2, 165.2,

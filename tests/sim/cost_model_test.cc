@@ -21,7 +21,7 @@ TEST(CostModel, WeightAndKvBytes) {
 TEST(CostModel, KvCapacityAfterUtilisationWeightsAndReserve) {
   const CostModel c = make("llama-2-7b", "a100-80g");
   const double gib = 1024.0 * 1024 * 1024;
-  const double budget = 0.9 * 80 * gib - 6'738'415'616.0 * 2 - 2 * gib;
+  const double budget = 0.9 * 79.2 * gib - 6'738'415'616.0 * 2 - 2 * gib;  // 79.2 GiB visible
   EXPECT_DOUBLE_EQ(c.kv_budget_bytes_per_gpu(), budget);
   EXPECT_EQ(c.kv_capacity_tokens(), static_cast<int64_t>(budget / 524'288.0));
   EXPECT_TRUE(c.fits());
