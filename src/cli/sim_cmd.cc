@@ -62,6 +62,7 @@ int serve_sim(const SimServeConfig& c) {
   if (!c.max_num_batched_tokens_given) {
     o.engine.max_num_batched_tokens = preset.config.max_num_batched_tokens;
   }
+  o.knobs = sim::knobs_for_engine(preset, o.knobs, o.engine);
   o.host = c.host;
   o.port = static_cast<uint16_t>(c.port);
   o.served_model = c.served_model;

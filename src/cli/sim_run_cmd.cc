@@ -63,10 +63,11 @@ sim::EngineConfig engine_config(const SimRunFlags& f, const sim::GpuSpec& gpu) {
 sim::CostModel make_cost(const SimRunFlags& f) {
   auto d = sim::resolve_deployment(f.deployment);
   if (!d.ok()) throw UsageError(d.error());
+  const sim::EnginePreset preset = sim::find_engine_preset(f.deployment.engine, d->gpu).value();
+  const sim::EngineConfig engine = engine_config(f, d->gpu);
   sim::CostModel cost(
       std::move(d).value(),
-      sim::with_engine_flags(sim::find_engine_preset(f.deployment.engine).value().knobs,
-                             f.deployment));
+      sim::with_engine_flags(sim::knobs_for_engine(preset, preset.knobs, engine), f.deployment));
   if (!cost.fits()) {
     throw UsageError(fmt::format(
         "{} in {} needs {:.1f} GB of weights per GPU; {} x {} cannot hold it (try --tp or --dtype)",

@@ -12,6 +12,7 @@
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/sim_run_cmd.h"
+#include "sim/kv_validation.h"
 #include "sim/validation.h"
 
 namespace tokperf {
@@ -25,7 +26,68 @@ struct ValidateFlags {
   bool json = false;
   bool markdown = false;
   std::string write_figures;
+  bool kv = false;  // --kv: the KV-cache capacity rows (kv_capacity.jsonl) instead of the points
 };
+
+// --kv: every vLLM startup log of data/validation/kv_capacity.jsonl beside the KV capacity the
+// model gives for the same model, GPU, parallelism, utilisation and profiling shape.
+int run_validate_kv(const ValidateFlags& f, const sim::KnobOverrides& overrides) {
+  if (!f.engine.empty() || !f.write_figures.empty()) {
+    throw UsageError("--kv takes --data, --split, --knob, --json and --markdown only");
+  }
+  auto rows = sim::load_kv_capacity_set(f.data);
+  if (!rows.ok()) throw UsageError(fmt::format("--data: {}", rows.error()));
+  std::vector<sim::KvCapacityRow> chosen;
+  for (const auto& r : *rows) {
+    if (f.split == "all" || (f.split == "held-out") == r.held_out) chosen.push_back(r);
+  }
+  const sim::KvCapacityResult r = sim::run_kv_validation(chosen, overrides);
+  if (f.json) {
+    nlohmann::json doc = {{"rows", nlohmann::json::array()}, {"summary", nlohmann::json::array()}};
+    for (const auto& row : r.rows) {
+      doc["rows"].push_back({{"id", row.row->id},
+                             {"held_out", row.row->held_out},
+                             {"logged_tokens", row.row->logged_tokens},
+                             {"predicted_tokens", row.predicted},
+                             {"error_pct", row.error_pct()}});
+    }
+    for (bool held : {false, true}) {
+      const sim::MetricSummary s = r.summary(held);
+      doc["summary"].push_back({{"split", held ? "held-out" : "calibration"},
+                                {"n", s.n},
+                                {"median_abs_pct", s.median_abs_pct},
+                                {"worst_ratio", s.worst_ratio}});
+    }
+    doc["failures"] = r.failures;
+    fmt::print("{}\n", doc.dump(2));
+    return r.failures.empty() ? kExitOk : kExitFailure;
+  }
+  if (f.markdown) {
+    fmt::print("| vLLM log | split | vLLM | engine | logged KV tokens | predicted | error |\n");
+    fmt::print("|---|---|---|---|---|---|---|\n");
+  }
+  for (const auto& row : r.rows) {
+    if (f.markdown) {
+      fmt::print("| {} | {} | {} | {} | {:.0f} | {:.0f} | {:+.1f}% |\n", row.row->id,
+                 row.row->held_out ? "held-out" : "calibration", row.row->vllm_version,
+                 row.row->engine, row.row->logged_tokens, row.predicted, row.error_pct());
+    } else {
+      fmt::print("{:<44} {:<11} {:>10.0f} {:>10.0f} {:>+7.1f}%\n", row.row->id,
+                 row.row->held_out ? "held-out" : "calibration", row.row->logged_tokens,
+                 row.predicted, row.error_pct());
+    }
+  }
+  if (!f.markdown) {
+    for (bool held : {false, true}) {
+      const sim::MetricSummary s = r.summary(held);
+      if (s.n == 0) continue;
+      fmt::print("{:<11} KV capacity n={:<3} median |error| {:5.1f}%  worst {:.2f}x\n",
+                 held ? "held-out" : "calibration", s.n, s.median_abs_pct, s.worst_ratio);
+    }
+  }
+  for (const auto& e : r.failures) fmt::print("not predicted: {}\n", e);
+  return r.failures.empty() ? kExitOk : kExitFailure;
+}
 
 int run_validate(const ValidateFlags& f) {
   if (f.split != "all" && f.split != "calibration" && f.split != "held-out") {
@@ -43,6 +105,15 @@ int run_validate(const ValidateFlags& f) {
       throw UsageError(fmt::format("--knob '{}' must be NAME=NUMBER", k));
     }
     overrides[k.substr(0, eq)] = v;
+  }
+  if (f.kv) {
+    if (!overrides.empty()) {
+      sim::EnginePreset probe = sim::engine_presets().front();
+      if (Status s = sim::apply_knob_overrides(overrides, probe); !s.ok()) {
+        throw UsageError("--knob: " + s.error());
+      }
+    }
+    return run_validate_kv(f, overrides);
   }
   auto points = sim::load_validation_set(f.data);
   if (!points.ok()) throw UsageError(fmt::format("--data: {}", points.error()));
@@ -140,6 +211,9 @@ void register_sim_validate_command(CLI::App& sim_app, CommandSet& cmds) {
                   "NAME=VALUE: replace a preset knob (for fitting on --split calibration)");
   sub->add_flag("--json", f->json, "print JSON (rows, summary, failures)");
   sub->add_flag("--markdown", f->markdown, "print the rows as a Markdown table");
+  sub->add_flag("--kv", f->kv,
+                "the KV-cache capacity against vLLM's startup logs (kv_capacity.jsonl) instead of "
+                "the serving points");
   sub->add_option("--write-figures", f->write_figures,
                   "write the held-out summary as a C++ header (src/sim/accuracy_figures.h)");
   cmds.add(sub, [f] { return run_validate(*f); });

@@ -44,13 +44,37 @@ double CostModel::kv_bytes_per_token_per_gpu() const {
          dtype_bytes(d_.kv_dtype);
 }
 
-double CostModel::kv_budget_bytes_per_gpu() const {
-  if (k_.kv_fraction_of_free_memory) {
-    return k_.gpu_memory_utilization *
-           (d_.gpu.memory_bytes - weight_bytes_per_gpu() - k_.activation_reserve_bytes);
+double CostModel::profile_activation_bytes() const {
+  if (k_.profile_tokens <= 0) return 0;
+  const ModelShape& m = d_.model;
+  const double tp = static_cast<double>(d_.tp);
+  const double t = static_cast<double>(k_.profile_tokens);
+  const double h = static_cast<double>(m.hidden);
+  constexpr double kAct = 2;  // 16-bit activations
+  const double hidden_buffers = 4 * t * h * kAct;
+  double mlp = 0;
+  if (m.num_moe_layers() < m.num_layers) {
+    mlp = 3 * t * static_cast<double>(m.intermediate) / tp * kAct;  // gate+up, then activated
   }
-  return k_.gpu_memory_utilization * d_.gpu.memory_bytes - weight_bytes_per_gpu() -
-         k_.activation_reserve_bytes;
+  if (m.is_moe()) {
+    const double chunk = std::min(t, 32768.0);
+    const double rows = chunk * static_cast<double>(m.experts_per_token);
+    const double moe = rows * (3 * static_cast<double>(m.moe_intermediate) / tp + h) * kAct;
+    mlp = std::max(mlp, moe);
+  }
+  const double sampler = static_cast<double>(std::max<int64_t>(k_.profile_seqs, 0)) *
+                         static_cast<double>(m.vocab) * 4 * 2;
+  return hidden_buffers + mlp + sampler;
+}
+
+double CostModel::kv_budget_bytes_per_gpu() const {
+  const double reserve = k_.profile_tokens > 0
+                             ? k_.profile_overhead_bytes + profile_activation_bytes()
+                             : k_.activation_reserve_bytes;
+  if (k_.kv_fraction_of_free_memory) {
+    return k_.gpu_memory_utilization * (d_.gpu.memory_bytes - weight_bytes_per_gpu() - reserve);
+  }
+  return k_.gpu_memory_utilization * d_.gpu.memory_bytes - weight_bytes_per_gpu() - reserve;
 }
 
 int64_t CostModel::kv_capacity_tokens() const {

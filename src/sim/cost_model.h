@@ -77,6 +77,15 @@ struct CostKnobs {
   // machine (scripts/gpu_microbench.py, part launch): a Llama-3.1-8B layer written in PyTorch,
   // 46-48 kernels, eager minus graph replay 571-588 us per layer at batch 1-8 (12 us a kernel).
   double eager_layer_host_s = 0.58e-3;
+  // The shape of vLLM's profiling pass, from which it sizes the memory it keeps from the KV cache:
+  // one forward of profile_tokens tokens (its max_num_batched_tokens) and a sampler pass over
+  // profile_seqs sequences (max_num_seqs). 0: unknown, activation_reserve_bytes alone. When set,
+  // the memory kept from the KV cache besides the weights is profile_overhead_bytes (CUDA context
+  // residue, NCCL and library workspaces) + the pass's activations
+  // (CostModel::profile_activation_bytes).
+  int64_t profile_tokens = 0;
+  int64_t profile_seqs = 0;
+  double profile_overhead_bytes = 0;  // fitted on the calibration half of kv_capacity.jsonl
 };
 
 struct Deployment {
@@ -150,8 +159,16 @@ class CostModel {
   // KV heads are split over TP (MLA's latent is not); data-parallel attention: a rank holds whole
   // tokens of its own requests.
   double kv_bytes_per_token_per_gpu() const;
-  // util x memory - weights - reserve, per GPU; negative when the weights alone do not fit.
+  // util x memory - weights - reserve, per GPU; negative when the weights alone do not fit. The
+  // reserve is activation_reserve_bytes, or with a profiling shape (CostKnobs::profile_tokens)
+  // profile_overhead_bytes + profile_activation_bytes().
   double kv_budget_bytes_per_gpu() const;
+  // Peak activation memory per GPU of a vLLM-style profiling pass: the largest layer's live
+  // buffers for profile_tokens tokens (16-bit: four hidden-sized ones, and a dense MLP's gate+up
+  // and activated outputs; a fused MoE layer's three intermediate caches for top-k copies of up to
+  // 32,768 tokens at a time, VLLM_FUSED_MOE_CHUNK_SIZE) plus the sampler's float32 logits and
+  // probabilities for profile_seqs sequences. 0 without a profiling shape.
+  double profile_activation_bytes() const;
   bool fits() const { return kv_budget_bytes_per_gpu() > 0; }
   int64_t kv_capacity_tokens() const;  // 0 when it does not fit
 

@@ -27,12 +27,16 @@ std::vector<EnginePreset> make_presets() {
   // vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults (UsageContext.OPENAI_API_SERVER);
   // docs/SIMULATOR.md, "Knobs".
   vllm.device_batch_defaults = true;
+  vllm.profiled_memory = true;
   v.push_back(vllm);
 
   // vLLM 0.5.4 (V0 engine, mid-2024): the Python scheduler, sampler and detokeniser ran in the
   // engine loop between GPU steps (what vLLM 0.6's blog set out to remove), so every step carries
   // several CPU milliseconds; chunked prefill off, token budget = max_model_len.
   EnginePreset v0 = vllm;
+  // V0 profiles too, but at max(max_model_len, 2048) tokens without chunked prefill, and the
+  // sources of its validation points do not give their --max-model-len: the constant reserve.
+  v0.profiled_memory = false;
   v0.name = "vllm-v0";
   v0.device_batch_defaults = false;  // V0: max_num_seqs 256, budget = max_model_len
   v0.description =
@@ -70,6 +74,7 @@ std::vector<EnginePreset> make_presets() {
   v.push_back(v06);
 
   EnginePreset sglang = vllm;
+  sglang.profiled_memory = false;  // --mem-fraction-static: no profiling pass
   sglang.name = "sglang";
   sglang.device_batch_defaults = false;
   sglang.description =
@@ -99,6 +104,7 @@ std::vector<EnginePreset> make_presets() {
   v.push_back(sglang);
 
   EnginePreset trt = vllm;
+  trt.profiled_memory = false;
   trt.name = "trtllm";
   trt.device_batch_defaults = false;
   trt.description =
@@ -129,13 +135,23 @@ std::vector<EnginePreset> make_presets() {
 
 EnginePreset EnginePreset::for_gpu(const GpuSpec& gpu) const {
   EnginePreset p = *this;
-  if (!device_batch_defaults) return p;
-  // vLLM compares torch's total device memory (H100 80GB: 79.2 GiB) with 70 GiB and the device
-  // name with "a100" (a large token budget lowered A100 throughput, vLLM PR #17885).
-  const bool large = gpu.memory_bytes >= 70 * kGiB && !names_a100(gpu);
-  p.config.max_num_batched_tokens = large ? 8192 : 2048;
-  p.config.max_num_seqs = large ? 1024 : 256;
+  if (device_batch_defaults) {
+    // vLLM compares torch's total device memory (H100 80GB: 79.2 GiB) with 70 GiB and the
+    // device name with "a100" (a large token budget lowered A100 throughput, vLLM PR #17885).
+    const bool large = gpu.memory_bytes >= 70 * kGiB && !names_a100(gpu);
+    p.config.max_num_batched_tokens = large ? 8192 : 2048;
+    p.config.max_num_seqs = large ? 1024 : 256;
+  }
+  p.knobs = knobs_for_engine(p, p.knobs, p.config);
   return p;
+}
+
+CostKnobs knobs_for_engine(const EnginePreset& p, CostKnobs k, const EngineConfig& c) {
+  if (p.profiled_memory) {
+    k.profile_tokens = c.max_num_batched_tokens;
+    k.profile_seqs = c.max_num_seqs;
+  }
+  return k;
 }
 
 const std::vector<EnginePreset>& engine_presets() {

@@ -28,11 +28,21 @@ struct EnginePreset {
   // not given (EngineArgs.get_batch_defaults): 8192 and 1024 on a GPU with at least 70 GiB that
   // is not an A100, 2048 and 256 on every other GPU (A100, L40S, RTX 4090, ...).
   bool device_batch_defaults = false;
+  // vLLM V1 sizes its KV cache after one profiling forward of max_num_batched_tokens tokens and a
+  // sampler pass over max_num_seqs sequences: the memory it keeps back follows those limits
+  // (CostKnobs::profile_tokens; checked against vLLM's startup logs, docs/SIMULATOR.md "KV-cache
+  // capacity"). The other presets keep the constant activation_reserve_bytes.
+  bool profiled_memory = false;
 
   // This preset as its engine starts on `gpu`: `config` with the device-dependent batch limits
-  // applied (unchanged for presets without them).
+  // applied (unchanged for presets without them), and for a profiled_memory preset the knobs'
+  // profiling shape taken from them.
   EnginePreset for_gpu(const GpuSpec& gpu) const;
 };
+
+// For a profiled_memory preset, the knobs' profiling shape from the engine settings the run
+// really uses (after --max-num-batched-tokens / --max-num-seqs); others unchanged.
+CostKnobs knobs_for_engine(const EnginePreset& p, CostKnobs k, const EngineConfig& c);
 
 const std::vector<EnginePreset>& engine_presets();
 // The names accepted by --engine, comma-separated, for help and errors.

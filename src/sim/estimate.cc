@@ -1,6 +1,7 @@
 #include "sim/estimate.h"
 
 #include "sim/accuracy_figures.h"
+#include "sim/kv_validation.h"
 #include "sim/validation.h"
 
 #include <fmt/format.h>
@@ -96,10 +97,23 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
   line("KV cache per token (per GPU)",
        fmt::format("{:.0f} bytes ({:.0f} per GPU)", e.kv_bytes_per_token,
                    e.kv_bytes_per_token_per_gpu));
+  const CostKnobs& kn = cost.knobs();
+  line("kept for activations (per GPU)",
+       kn.profile_tokens > 0
+           ? fmt::format("{} (vLLM's profiling pass: {} tokens, {} sequences)",
+                         gb(kn.profile_overhead_bytes + cost.profile_activation_bytes()),
+                         kn.profile_tokens, kn.profile_seqs)
+           : fmt::format("{} (the engine's constant reserve)", gb(kn.activation_reserve_bytes)));
   line("KV budget per GPU", gb(e.kv_budget_bytes_per_gpu));
   line("fits", e.fits ? "yes" : "NO");
   line("KV capacity", fmt::format("{} tokens = {} sequences of {} tokens", e.kv_capacity_tokens,
                                   e.kv_capacity_sequences, e.context_tokens));
+  if (kn.profile_tokens > 0) {
+    out += fmt::format(
+        "  (vLLM's own startup logs: within ±{:.1f}% median on {} held-out engine starts, worst "
+        "{:.2f}x; docs/SIMULATOR.md \"KV-cache capacity\")\n",
+        kKvCapacityHeldOut.median_pct, kKvCapacityHeldOut.rows, kKvCapacityHeldOut.worst_ratio);
+  }
   out += fmt::format("lower bounds (100% of peak, {} prompt / {} output tokens)\n",
                      req.prompt_tokens, req.output_tokens);
   line("prefill", ms(e.prefill_bound_s));

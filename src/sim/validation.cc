@@ -237,6 +237,7 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       {"cold_start_s", &k.cold_start_s},
       {"cold_start_step_factor", &k.cold_start_step_factor},
       {"eager_layer_host_s", &k.eager_layer_host_s},
+      {"profile_overhead_bytes", &k.profile_overhead_bytes},
   };
   for (const auto& [name, value] : o) {
     if (auto it = doubles.find(name); it != doubles.end()) {
@@ -251,6 +252,11 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
     } else if (name == "dp_attention") {
       if (value != 0 && value != 1) return Error{"knob 'dp_attention' takes 0 or 1"};
       k.dp_attention = value == 1;
+    } else if (name == "profile_tokens" || name == "profile_seqs") {
+      if (value < 0 || value != std::floor(value)) {
+        return Error{"knob '" + name + "' takes a whole number of tokens (0: unknown)"};
+      }
+      (name == "profile_tokens" ? k.profile_tokens : k.profile_seqs) = static_cast<int64_t>(value);
     } else if (name == "cuda_graph_max_batch") {
       if (value < -1 || value != static_cast<double>(static_cast<int>(value))) {
         return Error{
@@ -266,7 +272,7 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       for (const auto& [n, _] : doubles) known += n + ", ";
       return Error{"unknown knob '" + name + "'; accepted: " + known +
                    "max_num_seqs, max_num_batched_tokens, enable_chunked_prefill, mixed_batches, "
-                   "dp_attention, cuda_graph_max_batch"};
+                   "dp_attention, cuda_graph_max_batch, profile_tokens, profile_seqs"};
     }
   }
   return Status::Ok();
@@ -295,6 +301,7 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     out.error = "engine_settings: " + s.error();
     return out;
   }
+  preset->knobs = knobs_for_engine(*preset, preset->knobs, preset->config);
   if (Status s = apply_knob_overrides(overrides, *preset); !s.ok()) {
     out.error = s.error();
     return out;

@@ -174,6 +174,37 @@ TEST(CostModel, EagerStepsCostAtLeastTheHostLaunchTime) {
   EXPECT_TRUE(dp.runs_eager(per_rank_161));
 }
 
+// vLLM's profiling pass (knobs profile_tokens / profile_seqs): four hidden-sized buffers and the
+// MLP's gate+up and activated outputs for every token, the sampler's float32 logits and
+// probabilities for every sequence; a fused MoE layer counts top-k copies of at most 32,768 tokens.
+TEST(CostModel, ProfiledReserveFollowsThePassShape) {
+  CostKnobs k;
+  k.profile_tokens = 29000;
+  k.profile_seqs = 256;
+  const Deployment d{find_model("llama-3.1-8b").value(), find_gpu("h100").value(), DType::kBf16,
+                     DType::kBf16, 1};
+  const CostModel c(d, k);
+  const double expected = 4.0 * 29000 * 4096 * 2 + 3.0 * 29000 * 14336 * 2 + 256.0 * 128256 * 4 * 2;
+  EXPECT_DOUBLE_EQ(c.profile_activation_bytes(), expected);
+  EXPECT_DOUBLE_EQ(c.kv_budget_bytes_per_gpu(), k.gpu_memory_utilization * d.gpu.memory_bytes -
+                                                    c.weight_bytes_per_gpu() -
+                                                    k.profile_overhead_bytes - expected);
+  // Without a shape: the constant reserve.
+  EXPECT_EQ(CostModel(d, CostKnobs{}).profile_activation_bytes(), 0);
+  // Tensor parallelism splits the MLP's outputs, not the hidden-sized buffers.
+  const Deployment d2{d.model, d.gpu, DType::kBf16, DType::kBf16, 2};
+  EXPECT_DOUBLE_EQ(CostModel(d2, k).profile_activation_bytes(),
+                   expected - 3.0 * 29000 * 14336 * 2 / 2);
+  // MoE: the fused experts' caches for top-8 copies of a 32,768-token chunk dominate.
+  k.profile_tokens = 65536;
+  k.profile_seqs = 0;
+  const Deployment moe{find_model("deepseek-v3").value(), find_gpu("h200").value(), DType::kFp8,
+                       DType::kFp8, 8};
+  const double h = 7168, rows = 32768.0 * 8;
+  EXPECT_DOUBLE_EQ(CostModel(moe, k).profile_activation_bytes(),
+                   4 * 65536 * h * 2 + rows * (3 * 2048 / 8.0 + h) * 2);
+}
+
 TEST(CostModel, StepShapeCountsCausalPairs) {
   StepShape s;
   s.add(4, 10, true, true);  // 4 new tokens after 10 cached: 4*10 + (1+2+3+4)

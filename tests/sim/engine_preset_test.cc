@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/deployment.h"
+#include "sim/gpu_catalog.h"
 
 namespace tokperf::sim {
 namespace {
@@ -127,6 +128,26 @@ TEST(EnginePreset, TrtllmSizesKvFromTheMemoryLeftAfterWeights) {
               1.0);
   EXPECT_NE(trt.kv_budget_bytes_per_gpu(), vllm.kv_budget_bytes_per_gpu());
   EXPECT_TRUE(find_engine_preset("trtllm").value().config.reserve_max_tokens);
+}
+
+// vLLM V1 sizes its KV cache after profiling its own batch limits, so the vllm preset's reserve
+// follows them (the device defaults, then any --max-num-batched-tokens / --max-num-seqs); the
+// other presets keep the constant reserve.
+TEST(EnginePreset, VllmProfilesItsBatchLimitsTheOthersKeepTheConstant) {
+  const EnginePreset h100 = find_engine_preset("vllm", find_gpu("h100").value()).value();
+  EXPECT_EQ(h100.knobs.profile_tokens, 8192);
+  EXPECT_EQ(h100.knobs.profile_seqs, 1024);
+  const EnginePreset a100 = find_engine_preset("vllm", find_gpu("a100-80g").value()).value();
+  EXPECT_EQ(a100.knobs.profile_tokens, 2048);
+  EXPECT_EQ(a100.knobs.profile_seqs, 256);
+  EngineConfig flags = h100.config;
+  flags.max_num_batched_tokens = 16384;
+  EXPECT_EQ(knobs_for_engine(h100, h100.knobs, flags).profile_tokens, 16384);
+  for (const char* name : {"vllm-v0", "vllm-v0.6", "sglang", "trtllm", "nim"}) {
+    const EnginePreset p = find_engine_preset(name, find_gpu("h100").value()).value();
+    EXPECT_EQ(p.knobs.profile_tokens, 0) << name;
+    EXPECT_EQ(knobs_for_engine(p, p.knobs, flags).profile_tokens, 0) << name;
+  }
 }
 
 }  // namespace

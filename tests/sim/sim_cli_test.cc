@@ -123,6 +123,20 @@ TEST(SimCli, BenchWarnsWhenTheDescriptorLimitCannotHoldTheStreams) {
   EXPECT_EQ(roomy.out.find("file descriptors"), std::string::npos) << roomy.out;
 }
 
+// `sim validate --kv`: every vLLM startup log beside the model's capacity, and the summary per
+// half; it takes no --write-figures.
+TEST(SimCli, ValidateKvPrintsEveryLogAndTheHalves) {
+  Ran r = run("sim validate --kv --data " +
+              std::string(TOKPERF_TEST_DATA).append("/../../data/validation"));
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("grpocredit-rho1b-h200-v064"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("held-out    KV capacity n=7"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("calibration KV capacity n=7"), std::string::npos) << r.out;
+  Ran bad = run("sim validate --kv --write-figures /tmp/x.h");
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--kv takes"), std::string::npos) << bad.out;
+}
+
 TEST(SimCli, ServeSaysWhereAndStopsOnMaxSeconds) {
   Ran r = run("sim serve --port 0 --max-seconds 0.2");
   EXPECT_EQ(r.rc, 0) << r.out;
