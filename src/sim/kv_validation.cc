@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -15,22 +14,14 @@
 namespace tokperf::sim {
 namespace {
 
-Result<std::string> read_file_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error{"cannot read " + path};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 constexpr double kBlockTokens = 16;  // vLLM's default block size on CUDA
 
 }  // namespace
 
 Result<std::vector<KvCapacityRow>> load_kv_capacity_set(const std::string& dir) {
-  auto rows_text = read_file_text(dir + "/kv_capacity.jsonl");
+  auto rows_text = read_text_file(dir + "/kv_capacity.jsonl");
   if (!rows_text) return Error{rows_text.error()};
-  auto split_text = read_file_text(dir + "/kv_capacity_split.json");
+  auto split_text = read_text_file(dir + "/kv_capacity_split.json");
   if (!split_text) return Error{split_text.error()};
   std::set<std::string> held, calib;
   try {
@@ -85,9 +76,7 @@ Result<std::vector<KvCapacityRow>> load_kv_capacity_set(const std::string& dir) 
       }
       const bool h = held.count(r.id) > 0, c = calib.count(r.id) > 0;
       if (h == c) {
-        return Error{where + ": '" + r.id +
-                     "' must be in exactly one half of "
-                     "kv_capacity_split.json"};
+        return Error{where + ": '" + r.id + "' must be in exactly one half of the split file"};
       }
       r.held_out = h;
       out.push_back(std::move(r));

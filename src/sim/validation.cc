@@ -20,14 +20,6 @@
 namespace tokperf::sim {
 namespace {
 
-Result<std::string> read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error{"cannot read " + path};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Per-request lengths uniform over [floor(len x range_ratio), len], input then output per request,
 // from a fixed seed (the source's own draw is not published, only its rule).
 std::vector<OfflineLengths> drawn_lengths(const ValidationPoint& p, int64_t n) {
@@ -88,6 +80,14 @@ void collect(const RequestTimeline& t, Measured& m) {
 
 }  // namespace
 
+Result<std::string> read_text_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error{"cannot read " + path};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 // E = sum over k < cap of exp(-k / m) = (1 - exp(-cap / m)) / (1 - exp(-1 / m)), increasing in
 // m; bisection.
 double eos_mean_for_expected_length(double mean, int64_t cap) {
@@ -115,9 +115,9 @@ const char* metric_name(ValidationMetric m) {
 }
 
 Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir) {
-  auto points_text = read_text(dir + "/points.jsonl");
+  auto points_text = read_text_file(dir + "/points.jsonl");
   if (!points_text.ok()) return Error{points_text.error()};
-  auto split_text = read_text(dir + "/split.json");
+  auto split_text = read_text_file(dir + "/split.json");
   if (!split_text.ok()) return Error{split_text.error()};
   const nlohmann::json split = nlohmann::json::parse(*split_text, nullptr, false);
   if (split.is_discarded()) return Error{dir + "/split.json is not JSON"};

@@ -60,6 +60,9 @@ struct ValidationPoint {
   std::map<ValidationMetric, double> published;  // metrics used (excluded ones are left out)
 };
 
+// A whole text file; the error names the path.
+Result<std::string> read_text_file(const std::string& path);
+
 // The mean m of the engine's EOS draw (Engine::draw_output_length: ceil of an exponential with mean
 // m, clamped to [1, cap]) whose expected length is `mean`. REQUIRES: 1 <= mean <= cap.
 double eos_mean_for_expected_length(double mean, int64_t cap);

@@ -33,6 +33,13 @@ Ran run(const std::string& args) {
   return run_shell(std::string(TOKPERF_BINARY).append(" ") + args);
 }
 
+// `tokperf estimate ARGS --json`, parsed (null when it did not print JSON).
+nlohmann::json estimate_json(const std::string& args) {
+  const Ran r = run("estimate " + args + " --json");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  return nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+}
+
 TEST(SimCli, BenchWithoutUrlMeasuresTheBuiltInEngine) {
   Ran r =
       run("bench -n 3 --warmup 0 --input-tokens 64 --output-tokens 4 --ignore-eos --no-progress "
@@ -62,12 +69,8 @@ TEST(SimCli, BadFlagsAreNamed) {
 // --dp-attention (SGLang's data-parallel attention) on the deployment flags: estimate says so and
 // each GPU caches only its own requests, so the KV capacity grows; it needs --tp 2 or more.
 TEST(SimCli, DpAttentionFlagSplitsTheKvCacheOverTheGpus) {
-  const std::string base = "estimate --model deepseek-v3 --gpu h200 --dtype fp8 --tp 8 --json";
-  Ran tp = run(base);
-  Ran dp = run(base + " --dp-attention");
-  ASSERT_EQ(tp.rc, 0) << tp.out;
-  ASSERT_EQ(dp.rc, 0) << dp.out;
-  const nlohmann::json t = nlohmann::json::parse(tp.out), d = nlohmann::json::parse(dp.out);
+  const std::string base = "--model deepseek-v3 --gpu h200 --dtype fp8 --tp 8";
+  const nlohmann::json t = estimate_json(base), d = estimate_json(base + " --dp-attention");
   EXPECT_EQ(d["dp_attention"], true);
   EXPECT_EQ(t["dp_attention"], false);
   EXPECT_GT(d["kv_capacity_tokens"].get<double>(), 6 * t["kv_capacity_tokens"].get<double>());
@@ -84,12 +87,9 @@ TEST(SimCli, DpAttentionFlagSplitsTheKvCacheOverTheGpus) {
 // --cuda-graph-max-batch 0 (vLLM --enforce-eager, SGLang --disable-cuda-graph): every step pays at
 // least the host's launch time, so a small model's decode gets slower; estimate says so.
 TEST(SimCli, CudaGraphsOffMakeSmallBatchDecodeHostBound) {
-  const std::string base = "estimate --model llama-3.1-8b --gpu h100 --json";
-  Ran graphs = run(base);
-  Ran eager = run(base + " --cuda-graph-max-batch 0");
-  ASSERT_EQ(graphs.rc, 0) << graphs.out;
-  ASSERT_EQ(eager.rc, 0) << eager.out;
-  const nlohmann::json g = nlohmann::json::parse(graphs.out), e = nlohmann::json::parse(eager.out);
+  const std::string base = "--model llama-3.1-8b --gpu h100";
+  const nlohmann::json g = estimate_json(base),
+                       e = estimate_json(base + " --cuda-graph-max-batch 0");
   EXPECT_EQ(g["cuda_graph_max_batch"], -1);
   EXPECT_EQ(e["cuda_graph_max_batch"], 0);
   EXPECT_GT(e["expected_tpot_s"].get<double>(), 2 * g["expected_tpot_s"].get<double>());
