@@ -22,7 +22,21 @@ Engine::Engine(const CostModel& cost, EngineConfig config)
       rng_(config.seed) {
   if (cfg_.block_size < 1) cfg_.block_size = 16;
   if (cfg_.max_num_batched_tokens < 1) cfg_.max_num_batched_tokens = 1;
+  if (cfg_.max_num_seqs == 0) cfg_.max_num_seqs = sglang_max_running_requests(cost);
   if (cfg_.max_num_seqs < 1) cfg_.max_num_seqs = 1;
+}
+
+int64_t Engine::sglang_max_running_requests(const CostModel& cost) {
+  // SGLang (tp_worker.py, model_runner.py, 0.4.x): without --max-running-requests a scheduler
+  // admits min(max_total_num_tokens / 2, its request pool), the pool holding
+  // clamp(max_total_num_tokens / context_len x 512, 2048, 4096) requests. Under data-parallel
+  // attention every rank runs its own scheduler over its own KV share.
+  const int64_t ranks = cost.dp_attention() ? cost.deployment().tp : 1;
+  const int64_t tokens = cost.kv_capacity_tokens() / ranks;
+  const int64_t context = std::max<int64_t>(1, cost.deployment().model.max_context);
+  const int64_t pool = std::clamp<int64_t>(
+      static_cast<int64_t>(static_cast<double>(tokens) / context * 512), 2048, 4096);
+  return ranks * std::max<int64_t>(1, std::min(tokens / 2, pool));
 }
 
 int64_t Engine::draw_output_length(int64_t max_tokens) {

@@ -22,6 +22,7 @@ namespace tokperf::sim {
 struct EngineConfig {
   // vLLM V1 defaults for online serving on a data-centre GPU (docs/SIMULATOR.md).
   int64_t max_num_batched_tokens = 8192;
+  // 0: SGLang's default, sized from memory (Engine::sglang_max_running_requests).
   int64_t max_num_seqs = 256;
   int64_t block_size = 16;
   bool enable_prefix_caching = true;
@@ -94,6 +95,8 @@ struct EngineStats {
 
 class Engine {
  public:
+  // SGLang's default running-request limit for this deployment (EngineConfig::max_num_seqs 0).
+  static int64_t sglang_max_running_requests(const CostModel& cost);
   // `cost` must outlive the engine.
   Engine(const CostModel& cost, EngineConfig config);
 

@@ -97,7 +97,9 @@ std::vector<EnginePreset> make_presets() {
   // Refitted (68 -> 54.7 us, the factor unchanged) once the preset ran SGLang's unmixed batches.
   sglang.knobs.moe_layer_overhead_s = 54.7e-6;
   sglang.knobs.moe_expert_compute_factor = 0.068;
-  sglang.config.max_num_seqs = 1024;
+  // No --max-running-requests: SGLang sizes its limit from the KV memory it has (at least 2,048
+  // requests a scheduler; Engine::sglang_max_running_requests).
+  sglang.config.max_num_seqs = 0;
   // SGLang does not put decode tokens into a prefill batch unless --enable-mixed-chunk is given
   // (server_args.py: enable_mixed_chunk = False); a prefill batch runs whenever one can be formed.
   sglang.config.mixed_batches = false;

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
+
+#include "sim/engine_preset.h"
 
 namespace tokperf::sim {
 namespace {
@@ -66,6 +69,28 @@ TEST(Engine, StepsAboveTheCaptureLimitOrWithPromptsRunEager) {
   EXPECT_GE(durations[1], static_cast<int64_t>(host * 1e9));  // 3 decodes > 2: eager
   EXPECT_LT(durations[2], static_cast<int64_t>(host * 1e9));  // 2 decodes: graph
   EXPECT_LT(durations[3], static_cast<int64_t>(host * 1e9));
+}
+
+// SGLang without --max-running-requests (EngineConfig::max_num_seqs 0): a scheduler admits
+// min(KV tokens / 2, clamp(KV tokens / context x 512, 2048, 4096)); data-parallel attention runs
+// one scheduler a rank over its share.
+TEST(Engine, SglangSizesItsRunningLimitFromMemory) {
+  const Deployment d{find_model("deepseek-v3").value(), find_gpu("h200").value(), DType::kFp8,
+                     DType::kFp8, 8};
+  const CostModel tp(d, CostKnobs{});
+  const int64_t tokens = tp.kv_capacity_tokens();
+  const int64_t pool = std::clamp<int64_t>(
+      static_cast<int64_t>(static_cast<double>(tokens) / 163840 * 512), 2048, 4096);
+  EXPECT_EQ(Engine::sglang_max_running_requests(tp), std::min(tokens / 2, pool));
+  Deployment dp = d;
+  dp.dp_attention = true;
+  const CostModel ranks(dp, CostKnobs{});
+  const int64_t per_rank = ranks.kv_capacity_tokens() / 8;
+  const int64_t per_rank_pool = std::clamp<int64_t>(
+      static_cast<int64_t>(static_cast<double>(per_rank) / 163840 * 512), 2048, 4096);
+  EXPECT_EQ(Engine::sglang_max_running_requests(ranks), 8 * std::min(per_rank / 2, per_rank_pool));
+  EXPECT_GE(Engine::sglang_max_running_requests(ranks), 8 * 2048);
+  EXPECT_EQ(find_engine_preset("sglang").value().config.max_num_seqs, 0);
 }
 
 TEST(Engine, OneRequestPrefillsThenDecodesOneTokenPerStep) {
