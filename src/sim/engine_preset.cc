@@ -83,7 +83,12 @@ std::vector<EnginePreset> make_presets() {
       "efficiencies as vLLM; for MoE layers 54.7 us per step and routed-expert GEMMs at 0.068 of "
       "the dense rate, fitted on DeepSeek-R1 "
       "calibration points)";
+  // mem_fraction_static: SGLang 0.4.x's default for one GPU (0.87 at tp 2, 0.85 at 4, 0.81 at 8,
+  // 0.79 at 16; 0.5.x computes it from the GPU's memory, ~0.90 on an H200 at tp 8). Its KV pool
+  // is that fraction of memory less the weights (model_runner.profile_max_num_token), with no
+  // further reserve for activations: they live in the rest.
   sglang.knobs.gpu_memory_utilization = 0.88;
+  sglang.knobs.activation_reserve_bytes = 0;
   // Fitted together on the 2 calibration points of the DeepSeek-R1 batch (InferenceX issue 870,
   // SGLang 0.5.7, 8xH200 TP8, c = 32 and 64; `scripts/fit_sim.py --engine sglang --knob
   // moe_layer_overhead_s=5e-5 --knob moe_expert_compute_factor=0.2 --rounds 4` -> 68.4 us,

@@ -57,6 +57,8 @@ TEST(EnginePreset, VllmTakesItsBatchLimitsFromTheGpuAsVllmV1Does) {
   big->memory_bytes = 69.0 * 1024 * 1024 * 1024;
   EXPECT_EQ(vllm.for_gpu(*big).config.max_num_batched_tokens, 2048);
   // The other presets keep their own limits on any GPU.
+  // SGLang's KV pool is its memory fraction less the weights, with no reserve besides.
+  EXPECT_EQ(find_engine_preset("sglang").value().knobs.activation_reserve_bytes, 0);
   for (const char* name : {"vllm-v0", "vllm-v0.6", "sglang", "trtllm", "nim"}) {
     const EnginePreset p = find_engine_preset(name).value();
     const EnginePreset on = find_engine_preset(name, find_gpu("rtx4090").value()).value();
@@ -143,6 +145,8 @@ TEST(EnginePreset, VllmProfilesItsBatchLimitsTheOthersKeepTheConstant) {
   EngineConfig flags = h100.config;
   flags.max_num_batched_tokens = 16384;
   EXPECT_EQ(knobs_for_engine(h100, h100.knobs, flags).profile_tokens, 16384);
+  // SGLang's KV pool is its memory fraction less the weights, with no reserve besides.
+  EXPECT_EQ(find_engine_preset("sglang").value().knobs.activation_reserve_bytes, 0);
   for (const char* name : {"vllm-v0", "vllm-v0.6", "sglang", "trtllm", "nim"}) {
     const EnginePreset p = find_engine_preset(name, find_gpu("h100").value()).value();
     EXPECT_EQ(p.knobs.profile_tokens, 0) << name;
