@@ -529,8 +529,9 @@ void HttpServer::on_accept() {
         ::close(spare_fd_);
         const int shed = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
         if (shed >= 0) {
-          ::close(shed);
+          // Counted before the close, so a peer that sees its connection end sees it counted.
           stats_.connections_refused.fetch_add(1, std::memory_order_relaxed);
+          ::close(shed);
         }
         spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (shed >= 0 && spare_fd_ >= 0) continue;
