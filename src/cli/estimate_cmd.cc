@@ -32,7 +32,7 @@ int run_estimate(const EstimateConfig& c) {
   req.max_num_batched_tokens = preset.config.max_num_batched_tokens;
   req.engine = c.deployment.engine;
   const sim::CostModel cost(std::move(d).value(),
-                            sim::with_engine_flags(preset.knobs, c.deployment));
+                            sim::engine_knobs(preset, preset.config, c.deployment));
   const sim::Estimate e = sim::compute_estimate(cost, req);
   if (c.json) {
     fmt::print("{}\n", sim::estimate_to_json(e, cost, req).dump(2));

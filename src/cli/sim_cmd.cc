@@ -55,14 +55,13 @@ int serve_sim(const SimServeConfig& c) {
   o.deployment = std::move(d).value();
   const sim::EnginePreset preset =
       sim::find_engine_preset(c.deployment.engine, o.deployment.gpu).value();
-  o.knobs = sim::with_engine_flags(preset.knobs, c.deployment);
   o.engine = c.engine;
   o.engine.reserve_max_tokens = preset.config.reserve_max_tokens;
   if (!c.max_num_seqs_given) o.engine.max_num_seqs = preset.config.max_num_seqs;
   if (!c.max_num_batched_tokens_given) {
     o.engine.max_num_batched_tokens = preset.config.max_num_batched_tokens;
   }
-  o.knobs = sim::knobs_for_engine(preset, o.knobs, o.engine);
+  o.knobs = sim::engine_knobs(preset, o.engine, c.deployment);
   o.host = c.host;
   o.port = static_cast<uint16_t>(c.port);
   o.served_model = c.served_model;

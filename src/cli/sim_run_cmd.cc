@@ -65,9 +65,7 @@ sim::CostModel make_cost(const SimRunFlags& f) {
   if (!d.ok()) throw UsageError(d.error());
   const sim::EnginePreset preset = sim::find_engine_preset(f.deployment.engine, d->gpu).value();
   const sim::EngineConfig engine = engine_config(f, d->gpu);
-  sim::CostModel cost(
-      std::move(d).value(),
-      sim::with_engine_flags(sim::knobs_for_engine(preset, preset.knobs, engine), f.deployment));
+  sim::CostModel cost(std::move(d).value(), sim::engine_knobs(preset, engine, f.deployment));
   if (!cost.fits()) {
     throw UsageError(fmt::format(
         "{} in {} needs {:.1f} GB of weights per GPU; {} x {} cannot hold it (try --tp or --dtype)",

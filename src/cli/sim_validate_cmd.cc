@@ -55,7 +55,7 @@ int run_validate_kv(const ValidateFlags& f, const sim::KnobOverrides& overrides)
       const sim::MetricSummary s = r.summary(held);
       doc["summary"].push_back({{"split", held ? "held-out" : "calibration"},
                                 {"n", s.n},
-                                {"median_abs_pct", s.median_abs_pct},
+                                {"median_abs_pct", s.n > 0 ? s.median_abs_pct : 0.0},
                                 {"worst_ratio", s.worst_ratio}});
     }
     doc["failures"] = r.failures;
@@ -106,27 +106,19 @@ int run_validate(const ValidateFlags& f) {
     }
     overrides[k.substr(0, eq)] = v;
   }
-  if (f.kv) {
-    if (!overrides.empty()) {
-      sim::EnginePreset probe = sim::engine_presets().front();
-      if (Status s = sim::apply_knob_overrides(overrides, probe); !s.ok()) {
-        throw UsageError("--knob: " + s.error());
-      }
+  if (!overrides.empty()) {
+    sim::EnginePreset probe = sim::engine_presets().front();
+    if (Status s = sim::apply_knob_overrides(overrides, probe); !s.ok()) {
+      throw UsageError("--knob: " + s.error());
     }
-    return run_validate_kv(f, overrides);
   }
+  if (f.kv) return run_validate_kv(f, overrides);
   auto points = sim::load_validation_set(f.data);
   if (!points.ok()) throw UsageError(fmt::format("--data: {}", points.error()));
   std::vector<sim::ValidationPoint> chosen;
   for (const auto& p : *points) {
     if (!f.engine.empty() && p.sim_engine != f.engine) continue;
     if (f.split == "all" || (f.split == "held-out") == p.held_out) chosen.push_back(p);
-  }
-  if (!overrides.empty()) {
-    sim::EnginePreset probe = sim::engine_presets().front();
-    if (Status s = sim::apply_knob_overrides(overrides, probe); !s.ok()) {
-      throw UsageError("--knob: " + s.error());
-    }
   }
   const sim::ValidationResult r = sim::run_validation(chosen, overrides);
   const sim::ValidationMetric metrics[] = {sim::ValidationMetric::kTtft,

@@ -67,10 +67,13 @@ double CostModel::profile_activation_bytes() const {
   return hidden_buffers + mlp + sampler;
 }
 
+double CostModel::kv_reserve_bytes() const {
+  return k_.profile_tokens > 0 ? k_.profile_overhead_bytes + profile_activation_bytes()
+                               : k_.activation_reserve_bytes;
+}
+
 double CostModel::kv_budget_bytes_per_gpu() const {
-  const double reserve = k_.profile_tokens > 0
-                             ? k_.profile_overhead_bytes + profile_activation_bytes()
-                             : k_.activation_reserve_bytes;
+  const double reserve = kv_reserve_bytes();
   if (k_.kv_fraction_of_free_memory) {
     return k_.gpu_memory_utilization * (d_.gpu.memory_bytes - weight_bytes_per_gpu() - reserve);
   }

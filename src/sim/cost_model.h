@@ -159,10 +159,13 @@ class CostModel {
   // KV heads are split over TP (MLA's latent is not); data-parallel attention: a rank holds whole
   // tokens of its own requests.
   double kv_bytes_per_token_per_gpu() const;
-  // util x memory - weights - reserve, per GPU; negative when the weights alone do not fit. The
-  // reserve is activation_reserve_bytes, or with a profiling shape (CostKnobs::profile_tokens)
-  // profile_overhead_bytes + profile_activation_bytes().
+  // util x memory - weights - kv_reserve_bytes(), per GPU; negative when the weights alone do not
+  // fit.
   double kv_budget_bytes_per_gpu() const;
+  // What the engine keeps from the KV cache besides the weights, per GPU: activation_reserve_bytes,
+  // or with a profiling shape (CostKnobs::profile_tokens) profile_overhead_bytes +
+  // profile_activation_bytes().
+  double kv_reserve_bytes() const;
   // Peak activation memory per GPU of a vLLM-style profiling pass: the largest layer's live
   // buffers for profile_tokens tokens (16-bit: four hidden-sized ones, and a dense MLP's gate+up
   // and activated outputs; a fused MoE layer's three intermediate caches for top-k copies of up to

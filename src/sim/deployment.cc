@@ -45,7 +45,8 @@ Result<Deployment> resolve_deployment(const DeploymentFlags& f) {
   return d;
 }
 
-CostKnobs with_engine_flags(CostKnobs k, const DeploymentFlags& f) {
+CostKnobs engine_knobs(const EnginePreset& p, const EngineConfig& c, const DeploymentFlags& f) {
+  CostKnobs k = knobs_for_engine(p, p.knobs, c);
   if (f.cuda_graph_max_batch >= 0) k.cuda_graph_max_batch = f.cuda_graph_max_batch;
   return k;
 }

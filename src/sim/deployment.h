@@ -6,6 +6,7 @@
 
 #include "core/result.h"
 #include "sim/cost_model.h"
+#include "sim/engine_preset.h"
 
 namespace tokperf::sim {
 
@@ -24,8 +25,10 @@ struct DeploymentFlags {
   int cuda_graph_max_batch = -1;
 };
 
-// The engine flags that change cost knobs (--cuda-graph-max-batch) over a preset's knobs.
-CostKnobs with_engine_flags(CostKnobs k, const DeploymentFlags& f);
+// A preset's knobs for the engine settings a run really uses (its profiling shape follows
+// --max-num-batched-tokens / --max-num-seqs: knobs_for_engine) with the flags that change knobs
+// (--cuda-graph-max-batch) on top.
+CostKnobs engine_knobs(const EnginePreset& p, const EngineConfig& c, const DeploymentFlags& f);
 
 // Errors name the flag, the value and what is accepted.
 Result<Deployment> resolve_deployment(const DeploymentFlags& f);

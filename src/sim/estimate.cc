@@ -101,9 +101,8 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
   line("kept for activations (per GPU)",
        kn.profile_tokens > 0
            ? fmt::format("{} (vLLM's profiling pass: {} tokens, {} sequences)",
-                         gb(kn.profile_overhead_bytes + cost.profile_activation_bytes()),
-                         kn.profile_tokens, kn.profile_seqs)
-           : fmt::format("{} (the engine's constant reserve)", gb(kn.activation_reserve_bytes)));
+                         gb(cost.kv_reserve_bytes()), kn.profile_tokens, kn.profile_seqs)
+           : fmt::format("{} (the engine's constant reserve)", gb(cost.kv_reserve_bytes())));
   line("KV budget per GPU", gb(e.kv_budget_bytes_per_gpu));
   line("fits", e.fits ? "yes" : "NO");
   line("KV capacity", fmt::format("{} tokens = {} sequences of {} tokens", e.kv_capacity_tokens,

@@ -62,7 +62,8 @@ const std::vector<GpuSpec>& builtin_gpus() {
   static const std::vector<GpuSpec> kGpus = {
       make("a100-40g", "NVIDIA A100 40GB SXM", 39.4, 1555, 300, "NVLink 3", 312, 312, 0, 624),
       make("a100-80g", "NVIDIA A100 80GB SXM", 79.2, 2039, 300, "NVLink 3", 312, 312, 0, 624),
-      make("h100", "NVIDIA H100 SXM 80GB", 79.2, 3350, 450, "NVLink 4", 989.4, 989.4, 1978.9, 1978.9),
+      make("h100", "NVIDIA H100 SXM 80GB", 79.2, 3350, 450, "NVLink 4", 989.4, 989.4, 1978.9,
+           1978.9),
       make("h200", "NVIDIA H200 SXM 141GB", 139.8, 4800, 450, "NVLink 4", 989.4, 989.4, 1978.9,
            1978.9),
       make("l40s", "NVIDIA L40S 48GB", 48, 864, 32, "PCIe Gen4 x16", 362.05, 362.05, 733, 733),

@@ -1,6 +1,5 @@
 #include "sim/kv_validation.h"
 
-#include <algorithm>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -21,16 +20,10 @@ constexpr double kBlockTokens = 16;  // vLLM's default block size on CUDA
 Result<std::vector<KvCapacityRow>> load_kv_capacity_set(const std::string& dir) {
   auto rows_text = read_text_file(dir + "/kv_capacity.jsonl");
   if (!rows_text) return Error{rows_text.error()};
-  auto split_text = read_text_file(dir + "/kv_capacity_split.json");
-  if (!split_text) return Error{split_text.error()};
-  std::set<std::string> held, calib;
-  try {
-    const auto split = nlohmann::json::parse(*split_text);
-    for (const auto& id : split.at("held_out")) held.insert(id.get<std::string>());
-    for (const auto& id : split.at("calibration")) calib.insert(id.get<std::string>());
-  } catch (const nlohmann::json::exception& e) {
-    return Error{dir + "/kv_capacity_split.json: " + e.what()};
-  }
+  auto split = load_split_file(dir + "/kv_capacity_split.json");
+  if (!split) return Error{split.error()};
+  const std::set<std::string>& held = split->held_out;
+  const std::set<std::string>& calib = split->calibration;
   std::vector<KvCapacityRow> out;
   std::istringstream lines(*rows_text);
   std::string line;
@@ -112,20 +105,11 @@ KvCapacityResult run_kv_validation(const std::vector<KvCapacityRow>& rows,
 }
 
 MetricSummary KvCapacityResult::summary(bool held_out) const {
-  MetricSummary s;
-  std::vector<double> ape;
+  std::vector<std::pair<double, double>> pairs;
   for (const Row& r : rows) {
-    if (r.row->held_out != held_out) continue;
-    ape.push_back(std::abs(r.error_pct()));
-    s.worst_ratio = std::max(s.worst_ratio, std::max(r.predicted / r.row->logged_tokens,
-                                                     r.row->logged_tokens / r.predicted));
+    if (r.row->held_out == held_out) pairs.emplace_back(r.predicted, r.row->logged_tokens);
   }
-  s.n = static_cast<int>(ape.size());
-  if (ape.empty()) return s;
-  std::sort(ape.begin(), ape.end());
-  const size_t n = ape.size();
-  s.median_abs_pct = n % 2 == 1 ? ape[n / 2] : (ape[n / 2 - 1] + ape[n / 2]) / 2.0;
-  return s;
+  return summarize_errors(pairs);
 }
 
 }  // namespace tokperf::sim

@@ -88,6 +88,25 @@ Result<std::string> read_text_file(const std::string& path) {
   return ss.str();
 }
 
+Result<SplitIds> load_split_file(const std::string& path) {
+  auto text = read_text_file(path);
+  if (!text.ok()) return Error{text.error()};
+  const nlohmann::json split = nlohmann::json::parse(*text, nullptr, false);
+  if (split.is_discarded() || !split.is_object()) return Error{path + " is not a JSON object"};
+  SplitIds ids;
+  try {
+    for (const auto& x : split.value("held_out", nlohmann::json::array())) {
+      ids.held_out.insert(x.get<std::string>());
+    }
+    for (const auto& x : split.value("calibration", nlohmann::json::array())) {
+      ids.calibration.insert(x.get<std::string>());
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return Error{path + ": " + e.what()};
+  }
+  return ids;
+}
+
 // E = sum over k < cap of exp(-k / m) = (1 - exp(-cap / m)) / (1 - exp(-1 / m)), increasing in
 // m; bisection.
 double eos_mean_for_expected_length(double mean, int64_t cap) {
@@ -117,13 +136,10 @@ const char* metric_name(ValidationMetric m) {
 Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir) {
   auto points_text = read_text_file(dir + "/points.jsonl");
   if (!points_text.ok()) return Error{points_text.error()};
-  auto split_text = read_text_file(dir + "/split.json");
-  if (!split_text.ok()) return Error{split_text.error()};
-  const nlohmann::json split = nlohmann::json::parse(*split_text, nullptr, false);
-  if (split.is_discarded()) return Error{dir + "/split.json is not JSON"};
-  std::set<std::string> held, calib;
-  for (const auto& x : split.value("held_out", nlohmann::json::array())) held.insert(x);
-  for (const auto& x : split.value("calibration", nlohmann::json::array())) calib.insert(x);
+  auto split = load_split_file(dir + "/split.json");
+  if (!split.ok()) return Error{split.error()};
+  const std::set<std::string>& held = split->held_out;
+  const std::set<std::string>& calib = split->calibration;
 
   std::vector<ValidationPoint> out;
   std::istringstream lines(*points_text);
@@ -477,20 +493,28 @@ ValidationResult run_validation(const std::vector<ValidationPoint>& points,
   return r;
 }
 
-MetricSummary ValidationResult::summary(bool held_out, ValidationMetric m,
-                                        std::optional<ModelClass> cls) const {
+MetricSummary summarize_errors(const std::vector<std::pair<double, double>>& predicted_measured) {
   MetricSummary s;
   std::vector<double> ape;
-  for (const auto& row : rows) {
-    if (row.point->held_out != held_out || row.metric != m) continue;
-    if (cls && row.point->moe != (*cls == ModelClass::kMoe)) continue;
-    ape.push_back(std::abs(row.error_pct()));
-    const double ratio = std::max(row.predicted / row.measured, row.measured / row.predicted);
+  for (const auto& [predicted, measured] : predicted_measured) {
+    ape.push_back(std::abs(100.0 * (predicted / measured - 1.0)));
+    const double ratio = std::max(predicted / measured, measured / predicted);
     s.worst_ratio = std::max(s.worst_ratio, std::isfinite(ratio) ? ratio : INFINITY);
   }
   s.n = static_cast<int>(ape.size());
   s.median_abs_pct = statistic(ape, true);
   return s;
+}
+
+MetricSummary ValidationResult::summary(bool held_out, ValidationMetric m,
+                                        std::optional<ModelClass> cls) const {
+  std::vector<std::pair<double, double>> pairs;
+  for (const auto& row : rows) {
+    if (row.point->held_out != held_out || row.metric != m) continue;
+    if (cls && row.point->moe != (*cls == ModelClass::kMoe)) continue;
+    pairs.emplace_back(row.predicted, row.measured);
+  }
+  return summarize_errors(pairs);
 }
 
 std::string accuracy_figures_header(const ValidationResult& r) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,13 @@ struct ValidationPoint {
 // A whole text file; the error names the path.
 Result<std::string> read_text_file(const std::string& path);
 
+// The ids of a split file's two halves ({"held_out": [...], "calibration": [...]}); an absent
+// half is empty. Used by both validation sets.
+struct SplitIds {
+  std::set<std::string> held_out, calibration;
+};
+Result<SplitIds> load_split_file(const std::string& path);
+
 // The mean m of the engine's EOS draw (Engine::draw_output_length: ceil of an exponential with mean
 // m, clamped to [1, cap]) whose expected length is `mean`. REQUIRES: 1 <= mean <= cap.
 double eos_mean_for_expected_length(double mean, int64_t cap);
@@ -89,6 +97,8 @@ struct MetricSummary {
   double median_abs_pct = 0;  // median |predicted / measured - 1| x 100
   double worst_ratio = 1;     // max over points of max(p/m, m/p)
 };
+// The summary of (predicted, measured) pairs.
+MetricSummary summarize_errors(const std::vector<std::pair<double, double>>& predicted_measured);
 
 struct ValidationResult {
   struct Row {
