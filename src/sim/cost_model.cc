@@ -81,10 +81,15 @@ double CostModel::kv_budget_bytes_per_gpu() const {
 }
 
 int64_t CostModel::kv_capacity_tokens() const {
-  const double budget = kv_budget_bytes_per_gpu();
-  if (budget <= 0) return 0;
+  if (k_.kv_cache_tokens <= 0) return kv_capacity_tokens_from_memory();
+  return (dp_attention() ? d_.tp : 1) * k_.kv_cache_tokens;
+}
+
+int64_t CostModel::kv_capacity_tokens_from_memory() const {
   // Data-parallel attention: every rank holds its own requests' KV, so the ranks' caches add up.
   const double ranks = dp_attention() ? static_cast<double>(d_.tp) : 1.0;
+  const double budget = kv_budget_bytes_per_gpu();
+  if (budget <= 0) return 0;
   return static_cast<int64_t>(std::floor(ranks * budget / kv_bytes_per_token_per_gpu()));
 }
 

@@ -86,6 +86,12 @@ struct CostKnobs {
   int64_t profile_tokens = 0;
   int64_t profile_seqs = 0;
   double profile_overhead_bytes = 0;  // fitted on the calibration half of kv_capacity.jsonl
+  // The KV cache's size in tokens as the engine itself reported it at start-up (vLLM: "GPU KV
+  // cache size: N tokens", or V0's "# GPU blocks: B" x block size; SGLang: max_total_num_tokens,
+  // or its --max-total-tokens), per rank under data-parallel attention. 0: computed from memory
+  // (kv_budget_bytes_per_gpu). When set it replaces the computed capacity and nothing else: the
+  // memory figures stay the model's.
+  int64_t kv_cache_tokens = 0;
 };
 
 struct Deployment {
@@ -172,8 +178,11 @@ class CostModel {
   // 32,768 tokens at a time, VLLM_FUSED_MOE_CHUNK_SIZE) plus the sampler's float32 logits and
   // probabilities for profile_seqs sequences. 0 without a profiling shape.
   double profile_activation_bytes() const;
-  bool fits() const { return kv_budget_bytes_per_gpu() > 0; }
+  // A KV size the engine reported (CostKnobs::kv_cache_tokens) says the weights fitted.
+  bool fits() const { return k_.kv_cache_tokens > 0 || kv_budget_bytes_per_gpu() > 0; }
   int64_t kv_capacity_tokens() const;  // 0 when it does not fit
+  // The capacity from memory alone, ignoring CostKnobs::kv_cache_tokens.
+  int64_t kv_capacity_tokens_from_memory() const;
 
   // Textbook lower bounds at 100% of peak: max(FLOPs / peak, bytes / bandwidth) over all TP GPUs.
   // Prefill: 2 x active params x tokens + causal attention. Decode: one token at `context` cached

@@ -48,6 +48,7 @@ Result<Deployment> resolve_deployment(const DeploymentFlags& f) {
 CostKnobs engine_knobs(const EnginePreset& p, const EngineConfig& c, const DeploymentFlags& f) {
   CostKnobs k = knobs_for_engine(p, p.knobs, c);
   if (f.cuda_graph_max_batch >= 0) k.cuda_graph_max_batch = f.cuda_graph_max_batch;
+  if (f.kv_cache_tokens > 0) k.kv_cache_tokens = f.kv_cache_tokens;
   return k;
 }
 

@@ -23,6 +23,9 @@ struct DeploymentFlags {
   // --cuda-graph-max-batch: -1 keeps the preset's (CostKnobs::cuda_graph_max_batch), 0 is eager
   // everywhere (--enforce-eager, --disable-cuda-graph), N > 0 captures decode batches up to N.
   int cuda_graph_max_batch = -1;
+  // --kv-cache-tokens: the KV cache the engine reported at start-up (CostKnobs::kv_cache_tokens);
+  // 0 computes it from memory.
+  int64_t kv_cache_tokens = 0;
 };
 
 // A preset's knobs for the engine settings a run really uses (its profiling shape follows

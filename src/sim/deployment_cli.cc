@@ -51,9 +51,17 @@ void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group
                      "its kernels; N captures decode-only batches of up to N sequences, the rest "
                      "eager; default: not modelled (every step as fast as a graph)")
           ->check(CLI::Range(0, 1 << 20));
+  CLI::Option* kv =
+      sub.add_option("--kv-cache-tokens", f.kv_cache_tokens,
+                     "the KV cache's size in tokens as your engine logged it at start-up (vLLM "
+                     "\"GPU KV cache size: N tokens\" or \"# GPU blocks\" x block size; SGLang "
+                     "max_total_num_tokens, per GPU under --dp-attention); default: computed "
+                     "from memory")
+          ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   if (!group.empty()) {
     o->group(group);
     g->group(group);
+    kv->group(group);
   }
 }
 
@@ -94,7 +102,8 @@ nlohmann::json deployment_json(const DeploymentFlags& d) {
           {"tp", d.tp},
           {"dp_attention", d.dp_attention},
           {"engine", d.engine},
-          {"cuda_graph_max_batch", d.cuda_graph_max_batch}};
+          {"cuda_graph_max_batch", d.cuda_graph_max_batch},
+          {"kv_cache_tokens", d.kv_cache_tokens}};
 }
 
 }  // namespace tokperf::sim

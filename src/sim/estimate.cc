@@ -99,15 +99,24 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
                    e.kv_bytes_per_token_per_gpu));
   const CostKnobs& kn = cost.knobs();
   line("kept for activations (per GPU)",
-       kn.profile_tokens > 0
+       kn.kv_cache_tokens > 0
+           ? fmt::format("{} (not used: the KV size is given)", gb(cost.kv_reserve_bytes()))
+       : kn.profile_tokens > 0
            ? fmt::format("{} (vLLM's profiling pass: {} tokens, {} sequences)",
                          gb(cost.kv_reserve_bytes()), kn.profile_tokens, kn.profile_seqs)
            : fmt::format("{} (the engine's constant reserve)", gb(cost.kv_reserve_bytes())));
   line("KV budget per GPU", gb(e.kv_budget_bytes_per_gpu));
   line("fits", e.fits ? "yes" : "NO");
-  line("KV capacity", fmt::format("{} tokens = {} sequences of {} tokens", e.kv_capacity_tokens,
-                                  e.kv_capacity_sequences, e.context_tokens));
-  if (kn.profile_tokens > 0) {
+  line("KV capacity",
+       fmt::format("{} tokens = {} sequences of {} tokens{}", e.kv_capacity_tokens,
+                   e.kv_capacity_sequences, e.context_tokens,
+                   kn.kv_cache_tokens > 0
+                       ? fmt::format(" (the engine's own figure, --kv-cache-tokens {}{}; from "
+                                     "memory: {})",
+                                     kn.kv_cache_tokens, cost.dp_attention() ? " per GPU" : "",
+                                     cost.kv_capacity_tokens_from_memory())
+                       : ""));
+  if (kn.profile_tokens > 0 && kn.kv_cache_tokens == 0) {
     out += fmt::format(
         "  (vLLM's own startup logs: within ±{:.1f}% median on {} held-out engine starts, worst "
         "{:.2f}x; docs/SIMULATOR.md \"KV-cache capacity\")\n",
@@ -164,6 +173,9 @@ nlohmann::json estimate_to_json(const Estimate& e, const CostModel& cost,
       {"tp", d.tp},
       {"dp_attention", cost.dp_attention()},
       {"cuda_graph_max_batch", cost.knobs().cuda_graph_max_batch},
+      // The engine's own KV size when --kv-cache-tokens gave it (null: from memory).
+      {"kv_cache_tokens_given",
+       k.kv_cache_tokens > 0 ? nlohmann::json(k.kv_cache_tokens) : nlohmann::json()},
       {"prompt_tokens", req.prompt_tokens},
       {"output_tokens", req.output_tokens},
       {"params_total", cost.params().total},

@@ -280,6 +280,11 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
             "largest captured decode batch"};
       }
       k.cuda_graph_max_batch = static_cast<int>(value);
+    } else if (name == "kv_cache_tokens") {
+      if (value < 0 || value != std::floor(value)) {
+        return Error{"knob 'kv_cache_tokens' takes a whole number of tokens (0: from memory)"};
+      }
+      k.kv_cache_tokens = static_cast<int64_t>(value);
     } else if (name == "mixed_batches") {
       if (value != 0 && value != 1) return Error{"knob 'mixed_batches' takes 0 or 1"};
       c.mixed_batches = value == 1;
@@ -288,7 +293,8 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       for (const auto& [n, _] : doubles) known += n + ", ";
       return Error{"unknown knob '" + name + "'; accepted: " + known +
                    "max_num_seqs, max_num_batched_tokens, enable_chunked_prefill, mixed_batches, "
-                   "dp_attention, cuda_graph_max_batch, profile_tokens, profile_seqs"};
+                   "dp_attention, cuda_graph_max_batch, profile_tokens, profile_seqs, "
+                   "kv_cache_tokens"};
     }
   }
   return Status::Ok();

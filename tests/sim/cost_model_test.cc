@@ -216,6 +216,31 @@ TEST(CostModel, StepShapeCountsCausalPairs) {
 // Data-parallel attention (SGLang --enable-dp-attention): the attention weights are whole on every
 // rank, each rank caches only its own requests (capacity adds up over the ranks) and reads a 1/tp
 // share of a batch's KV; attention FLOPs per GPU are unchanged.
+// The KV size an engine logged (--kv-cache-tokens) replaces the one computed from memory and
+// nothing else; per rank under data-parallel attention; a logged size says the weights fitted.
+TEST(CostModel, TheEnginesOwnKvSizeReplacesTheComputedOne) {
+  Deployment d{find_model("llama-2-7b").value(), find_gpu("a100-80g").value(), DType::kFp16,
+               DType::kFp16, 1};
+  CostKnobs k;
+  const CostModel computed(d, k);
+  k.kv_cache_tokens = 12'345;
+  const CostModel given(d, k);
+  EXPECT_EQ(given.kv_capacity_tokens(), 12'345);
+  EXPECT_EQ(given.kv_capacity_tokens_from_memory(), computed.kv_capacity_tokens());
+  EXPECT_DOUBLE_EQ(given.kv_budget_bytes_per_gpu(), computed.kv_budget_bytes_per_gpu());
+  StepShape s;
+  s.add(512, 0, true, true);
+  EXPECT_DOUBLE_EQ(given.step_time_s(s), computed.step_time_s(s));
+  Deployment big{find_model("llama-3.1-70b").value(), find_gpu("a100-80g").value(), DType::kFp16,
+                 DType::kFp16, 1};
+  EXPECT_FALSE(CostModel(big, CostKnobs{}).fits());
+  EXPECT_TRUE(CostModel(big, k).fits());
+  Deployment ds{find_model("deepseek-v3").value(), find_gpu("h200").value(), DType::kFp8,
+                DType::kFp8, 8};
+  k.dp_attention = true;
+  EXPECT_EQ(CostModel(ds, k).kv_capacity_tokens(), 8 * 12'345);
+}
+
 TEST(CostModel, DataParallelAttentionTradesWeightMemoryForKvCapacity) {
   Deployment d{find_model("deepseek-v3").value(), find_gpu("h200").value(), DType::kFp8,
                DType::kFp8, 8};

@@ -104,6 +104,37 @@ TEST(SimCli, CudaGraphsOffMakeSmallBatchDecodeHostBound) {
   EXPECT_NE(bad.out.find("--cuda-graph-max-batch"), std::string::npos) << bad.out;
 }
 
+// --kv-cache-tokens: the KV size the engine logged replaces the computed one; estimate says which
+// it used, and a fuller cache admits fewer sequences in sim run's waiting queue.
+TEST(SimCli, TheEnginesLoggedKvSizeReplacesTheComputedOne) {
+  const std::string base = "--model llama-3.1-8b --gpu h100 --prompt-tokens 999 --output-tokens 1";
+  const nlohmann::json computed = estimate_json(base),
+                       given = estimate_json(base + " --kv-cache-tokens 4096");
+  EXPECT_TRUE(computed["kv_cache_tokens_given"].is_null());
+  EXPECT_EQ(given["kv_cache_tokens_given"], 4096);
+  EXPECT_EQ(given["kv_capacity_tokens"], 4096);
+  EXPECT_EQ(given["kv_capacity_sequences"], 4);
+  EXPECT_GT(computed["kv_capacity_tokens"].get<int64_t>(), 100'000);
+  Ran text = run("estimate " + base + " --kv-cache-tokens 4096");
+  EXPECT_NE(text.out.find("the engine's own figure, --kv-cache-tokens 4096"), std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("held-out engine starts"), std::string::npos) << text.out;
+  const std::string load =
+      "sim run --model llama-3.1-8b --gpu h100 -c 16 -n 32 --input-tokens 900 --output-tokens 100 "
+      "--ignore-eos --no-save --no-history --json";
+  const auto ttft = [](const std::string& args) {  // stdout alone: the notes go to stderr
+    const Ran r = run_shell(std::string(TOKPERF_BINARY) + " " + args + " 2>/dev/null | cat");
+    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_TRUE(j.is_object()) << r.out;
+    return j.is_object() ? j["levels"][0]["ttft_ms"]["p50"].get<double>() : 0.0;
+  };
+  // Two 1,000-token sequences at a time instead of all sixteen: the rest wait.
+  EXPECT_GT(ttft(load + " --kv-cache-tokens 2048"), 2 * ttft(load));
+  Ran bad = run("estimate --model llama-3.1-8b --gpu h100 --kv-cache-tokens 0");
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--kv-cache-tokens"), std::string::npos) << bad.out;
+}
+
 // More concurrent streams than descriptors (the built-in target's server shares the process, so
 // two a stream): bench says so before the run, naming the limit, instead of leaving only connect
 // errors to explain it; within the limit it says nothing.
