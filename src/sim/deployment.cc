@@ -6,7 +6,10 @@ namespace tokperf::sim {
 
 Result<Deployment> resolve_deployment(const DeploymentFlags& f) {
   Deployment d;
-  auto model = f.model_config.empty() ? find_model(f.model) : load_hf_config(f.model_config);
+  auto model = !f.model_config_text.empty()
+                   ? model_from_hf_config_text(f.model_config_text, "(inline model_config)")
+               : f.model_config.empty() ? find_model(f.model)
+                                        : load_hf_config(f.model_config);
   if (!model.ok()) return Error{model.error()};
   d.model = std::move(model).value();
   auto gpu = f.gpu_spec.empty() ? find_gpu(f.gpu) : load_gpu_spec(f.gpu_spec);

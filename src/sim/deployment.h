@@ -13,6 +13,8 @@ namespace tokperf::sim {
 struct DeploymentFlags {
   std::string model = "llama-2-7b";
   std::string model_config;  // path to a Hugging Face config.json; overrides --model
+  // The text of such a config (a validation point's `model_config`); overrides both.
+  std::string model_config_text;
   std::string gpu = "a100-80g";
   std::string gpu_spec;  // path to a GPU spec JSON; overrides --gpu
   std::string dtype = "fp16";

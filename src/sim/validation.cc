@@ -159,7 +159,14 @@ Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir)
       p.sim_engine = j.value("sim_engine", p.engine);
       p.model = j.at("model");
       p.sim_model = j.at("sim_model");
-      if (auto shape = find_model(p.sim_model); shape.ok()) p.moe = shape->is_moe();
+      if (j.contains("model_config")) {
+        p.model_config = j.at("model_config").dump();
+        auto shape = model_from_hf_config_text(p.model_config, where + " model_config");
+        if (!shape.ok()) return Error{shape.error()};
+        p.moe = shape->is_moe();
+      } else if (auto shape = find_model(p.sim_model); shape.ok()) {
+        p.moe = shape->is_moe();
+      }
       p.gpu = j.at("gpu");
       p.sim_gpu = j.at("sim_gpu");
       p.dtype = j.at("dtype");
@@ -180,6 +187,14 @@ Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir)
           p.requests = w.at("requests");
           if (!(p.request_rate > 0) || p.requests < 1) {
             return Error{where + ": a rate workload needs request_rate > 0 and requests >= 1"};
+          }
+          p.input_lens = int_list(w, "input_lens");
+          p.output_lens = int_list(w, "output_lens");
+          if (p.input_lens.size() != p.output_lens.size() ||
+              (!p.input_lens.empty() && p.input_lens.size() != static_cast<size_t>(p.requests))) {
+            return Error{where +
+                         ": a rate workload's input_lens and output_lens, when given, need one "
+                         "entry per request"};
           }
         } else if (w.at("kind") != "closed") {
           return Error{where + ": workload kind must be closed, rate or burst"};
@@ -304,6 +319,7 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
   PointPrediction out;
   DeploymentFlags f;
   f.model = p.sim_model;
+  f.model_config_text = p.model_config;
   f.gpu = p.sim_gpu;
   f.dtype = p.dtype;
   f.kv_dtype = p.sim_kv_dtype;
@@ -398,13 +414,29 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
       lv.plan.arrivals.push_back(PlannedArrival{std::llround(at_s * 1e9), Phase::kMeasure, i});
       at_s += gap(rng);
     }
-    if (p.range_ratio > 0) lv.lengths = drawn_lengths(p, p.requests);
+    if (!p.input_lens.empty()) {
+      // The lengths the source sent, in order (a 0 output counts as in a burst, below).
+      for (size_t i = 0; i < p.input_lens.size(); ++i) {
+        OfflineLengths len;
+        len.prompt_tokens = std::max<int64_t>(1, p.input_lens[i]);
+        len.output_tokens = std::max<int64_t>(1, p.output_lens[i]);
+        lv.lengths.push_back(std::move(len));
+      }
+    } else if (p.range_ratio > 0) {
+      lv.lengths = drawn_lengths(p, p.requests);
+    }
     auto run = run_offline_level(cost, cfg, lv);
     if (!run.ok()) {
       out.error = run.error();
       return out;
     }
-    for (const auto& t : run->timelines) collect(t, m);
+    for (const auto& t : run->timelines) {
+      if (t.seq < p.output_lens.size() && p.output_lens[t.seq] < 1) {
+        ++zero_ttft;
+        continue;
+      }
+      collect(t, m);
+    }
     m.first_send = 0;
   } else if (p.start_together) {
     // The source's own method (vLLM's benchmark_serving, --request-rate inf, --max-concurrency c):

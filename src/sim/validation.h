@@ -50,7 +50,11 @@ struct ValidationPoint {
   // Engine settings the source states (its server command), applied over the preset before any
   // fitting override (points.jsonl `engine_settings`, knob names as `--knob`). Not fitted.
   std::map<std::string, double> engine_settings;
+  // burst (required) and rate (optional): each request's input and output length, in order.
   std::vector<int64_t> input_lens, output_lens;
+  // A Hugging Face config.json's fields (points.jsonl `model_config`) for a model the catalog
+  // lacks (`sim_model` "custom"); empty: `sim_model` is a catalog id.
+  std::string model_config;
   bool median = false;  // the published statistic: median (else the table's mean)
   // The source sent its requests to a freshly started server with no warm-up (points.jsonl
   // `cold_start`, with the source's words in `cold_start_evidence`).

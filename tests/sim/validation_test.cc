@@ -222,6 +222,54 @@ TEST(Validation, RatePointsReplayPoissonArrivals) {
   EXPECT_EQ(predict_point(p).predicted, heavy.predicted);
 }
 
+// A rate point may carry the lengths its source sent, request by request: those are replayed (not
+// the nominal ones), and a request that asked for no token counts with TTFT 0, as in a burst.
+TEST(Validation, RatePointsReplayTheLengthsTheSourceSent) {
+  ValidationPoint p = synthetic_point("vllm", "llama-3.1-8b", "h100");
+  p.requests = 40;
+  p.input_tokens = 1024;
+  p.output_tokens = 1024;
+  p.request_rate = 0.5;
+  p.median = true;
+  p.published[ValidationMetric::kTtft] = 1;
+  p.published[ValidationMetric::kOutputThroughput] = 1;
+  const PointPrediction nominal = predict_point(p);
+  p.input_lens.assign(40, 100);
+  p.output_lens.assign(40, 64);
+  const PointPrediction own = predict_point(p);
+  ASSERT_TRUE(nominal.error.empty() && own.error.empty()) << nominal.error << own.error;
+  // 64 tokens a request at 0.5 a second, not 1,024.
+  EXPECT_LT(own.predicted.at(ValidationMetric::kOutputThroughput),
+            nominal.predicted.at(ValidationMetric::kOutputThroughput) / 4);
+  EXPECT_LT(own.predicted.at(ValidationMetric::kTtft),
+            nominal.predicted.at(ValidationMetric::kTtft));
+  for (size_t i = 0; i < 25; ++i) p.output_lens[i] = 0;  // most asked for nothing: median TTFT 0
+  const PointPrediction empty = predict_point(p);
+  ASSERT_TRUE(empty.error.empty()) << empty.error;
+  EXPECT_EQ(empty.predicted.at(ValidationMetric::kTtft), 0);
+}
+
+// A point with an inline Hugging Face config (`model_config`) replays as the same shape from the
+// catalog does.
+TEST(Validation, InlineModelConfigsReplayAsTheCatalogShape) {
+  ValidationPoint p = synthetic_point("vllm", "llama-3.1-8b", "l40s");
+  p.concurrency = 8;
+  p.requests = 32;
+  p.input_tokens = 512;
+  p.output_tokens = 64;
+  p.start_together = true;
+  p.published[ValidationMetric::kTtft] = 1;
+  p.published[ValidationMetric::kTpot] = 1;
+  const PointPrediction catalog = predict_point(p);
+  p.sim_model = "custom";
+  p.model_config = R"({"hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,)"
+                   R"("num_key_value_heads":8,"intermediate_size":14336,"vocab_size":128256})";
+  const PointPrediction inline_config = predict_point(p);
+  ASSERT_TRUE(catalog.error.empty() && inline_config.error.empty())
+      << catalog.error << inline_config.error;
+  EXPECT_EQ(inline_config.predicted, catalog.predicted);
+}
+
 // The server settings a source states (points.jsonl `engine_settings`) replace the preset's; an
 // unknown name is refused with the accepted ones.
 TEST(Validation, EngineSettingsApplyAndUnknownOnesAreNamed) {
@@ -344,6 +392,32 @@ TEST(Validation, BadSetFilesAreRefusedWithTheReason) {
   auto odd = write_point(R"({"kind":"poisson","concurrency":4,)" + lens + "}");
   ASSERT_FALSE(odd.ok());
   EXPECT_NE(odd.error().find("closed, rate or burst"), std::string::npos) << odd.error();
+  // A rate point's per-request lengths need one entry per request.
+  auto short_lens = write_point(R"({"kind":"rate","request_rate":2,"requests":3,)" + lens +
+                                R"(,"input_lens":[5,6],"output_lens":[1,2]})");
+  ASSERT_FALSE(short_lens.ok());
+  EXPECT_NE(short_lens.error().find("one entry per request"), std::string::npos)
+      << short_lens.error();
+  // An inline model_config is read as a Hugging Face config; a broken one is named.
+  auto write_config = [&](const std::string& config) {
+    std::ofstream(dir / "points.jsonl")
+        << R"({"id":"x","source":"s","engine":"vllm","model":"m","sim_model":"custom",)"
+        << R"("model_config":)" << config
+        << R"(,"gpu":"g","sim_gpu":"h100","dtype":"bf16","tp":1,"workload":)"
+        << R"({"kind":"closed","concurrency":4,"input_tokens":100,"output_tokens":10})"
+        << R"(,"published":{"tpot_ms":10}})"
+        << "\n";
+    return load_validation_set(dir.string());
+  };
+  auto broken = write_config(R"({"hidden_size":4096})");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.error().find("model_config"), std::string::npos) << broken.error();
+  auto custom = write_config(
+      R"({"hidden_size":4096,"num_hidden_layers":36,"num_attention_heads":32,)"
+      R"("num_key_value_heads":8,"head_dim":128,"intermediate_size":12288,"vocab_size":151936})");
+  ASSERT_TRUE(custom.ok()) << custom.error();
+  EXPECT_FALSE(custom->front().moe);
+  EXPECT_FALSE(custom->front().model_config.empty());
   std::filesystem::remove_all(dir);
 }
 
