@@ -16,7 +16,7 @@ import sys
 SEED = 14  # the number; fixed before any constant was fitted
 HELD_OUT_FRACTION = 0.4
 # Later batches: name -> seed (fixed when the batch was added, before fitting).
-BATCH_SEEDS = {"moe-2026-12-03": 1403, "sglang-2025-01": 1404}
+BATCH_SEEDS = {"moe-2026-12-03": 1403, "sglang-2025-01": 1404, "dense-2026-12-04": 1406}
 BATCH_HELD_OUT_FRACTION = 0.5
 
 root = pathlib.Path(__file__).resolve().parent.parent
