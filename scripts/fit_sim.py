@@ -21,6 +21,8 @@ root = pathlib.Path(__file__).resolve().parent.parent
 binary = root / "build" / "tokperf"
 engine_name = ""  # set from --engine: only that preset's calibration points are replayed
 data_dir = root / "data/validation"  # set from --data
+metrics = []  # set from --metric: the metrics the objective sums (default all)
+worst_weight = 50.0  # set from --worst-weight: the penalty per unit of worst ratio above 1.8x
 
 
 def evaluate(knobs, engine_ids):
@@ -37,6 +39,8 @@ def evaluate(knobs, engine_ids):
     for row in doc["rows"]:
         if row["held_out"] or (engine_ids and row["id"] not in engine_ids):
             continue
+        if metrics and row["metric"] not in metrics:
+            continue
         by_metric.setdefault(row["metric"], []).append(abs(row["error_pct"]))
         r = 1 + row["error_pct"] / 100
         worst = max(worst, r, 1 / r if r > 0 else float("inf"))
@@ -45,7 +49,7 @@ def evaluate(knobs, engine_ids):
         errs.sort()
         n = len(errs)
         score += errs[n // 2] if n % 2 else (errs[n // 2 - 1] + errs[n // 2]) / 2
-    return score + 50 * max(0.0, worst - 1.8), doc
+    return score + worst_weight * max(0.0, worst - 1.8), doc
 
 
 def main():
@@ -60,8 +64,16 @@ def main():
     ap.add_argument("--binary", default=str(root / "build" / "tokperf"), help="the tokperf to run (default build/tokperf)")
     ap.add_argument("--data", default=str(root / "data/validation"),
                     help="the validation set (default data/validation)")
+    ap.add_argument("--worst-weight", type=float, default=50.0,
+                    help="penalty per unit of the worst point's ratio above 1.8x (default 50; 0: "
+                         "medians alone, for a set whose worst point no knob being fitted can move)")
+    ap.add_argument("--metric", action="append", default=[],
+                    help="only this metric in the objective (TTFT, TPOT, 'output tok/s'); "
+                         "repeatable; default all: fit a knob on the metric it governs")
     a = ap.parse_args()
-    global engine_name, binary, data_dir
+    global engine_name, binary, data_dir, worst_weight, metrics
+    worst_weight = a.worst_weight
+    metrics = a.metric
     engine_name = a.engine
     binary = pathlib.Path(a.binary)
     data_dir = pathlib.Path(a.data)

@@ -173,8 +173,9 @@ StepBreakdown CostModel::step(const StepShape& s) const {
   // KV pages are read by the attention kernel, not the 8-bit GEMMs: the plain efficiency applies.
   // Data-parallel attention: each rank reads its own requests' KV, a 1/tp share of the batch's.
   const double kv_share = dp_attention() ? 1.0 / tp : 1.0;
+  const double kv_factor = k_.kv_read_factor > 0 ? k_.kv_read_factor : d_.gpu.kv_read_factor;
   b.kv_s = s.kv_tokens_read * kv_share * kv_bytes_per_token_per_gpu() /
-           (peak_bw * k_.bandwidth_efficiency);
+           (peak_bw * k_.bandwidth_efficiency * kv_factor);
   if (d_.tp > 1 && s.new_tokens > 0) {
     // Two all-reduces per layer (after attention and after the MLP) of 16-bit activations; a ring
     // moves 2 (tp-1)/tp of the buffer through each link.

@@ -41,6 +41,11 @@ struct CostKnobs {
   // docs/SIMULATOR.md.
   double request_overhead_s = 2.04e-3;
   double request_overhead_per_token_s = 0;
+  // Latency every request pays between the client and the scheduler that does not hold up the
+  // next request (a hop between the API-server and engine processes, event-loop wake-ups, the first
+  // token's way back): added to TTFT, unlike request_overhead_s, which the front end serves one
+  // request at a time. Fitted per engine preset.
+  double request_latency_s = 0;
   // Per MoE layer per step: routing, token permutation and the grouped-GEMM launch that a dense
   // layer does not pay (plus expert-parallel dispatch when experts are spread over GPUs).
   double moe_layer_overhead_s = 0;
@@ -92,6 +97,8 @@ struct CostKnobs {
   // (kv_budget_bytes_per_gpu). When set it replaces the computed capacity and nothing else: the
   // memory figures stay the model's.
   int64_t kv_cache_tokens = 0;
+  // > 0: replaces the GPU's GpuSpec::kv_read_factor (for fitting it with --knob); 0: the GPU's.
+  double kv_read_factor = 0;
 };
 
 struct Deployment {

@@ -84,6 +84,7 @@ Status Engine::submit(const SimRequest& r) {
       k.request_overhead_s + k.request_overhead_per_token_s * static_cast<double>(r.prompt_tokens);
   s.ready_ns = std::max(r.arrival_ns, frontend_free_ns_) + std::llround(front_s * 1e9);
   frontend_free_ns_ = s.ready_ns;
+  s.ready_ns += std::llround(k.request_latency_s * 1e9);  // on its way, not holding the front end
   s.target_out = r.ignore_eos ? r.max_tokens : draw_output_length(r.max_tokens);
   s.hashes = r.prefix_block_hashes;
   waiting_.push_back(i);

@@ -39,8 +39,9 @@ Estimate compute_estimate(const CostModel& cost, const EstimateRequest& req) {
 
   // One request on an idle engine: the serving front end, the prompt in chunks of the step
   // budget, then one step per token.
-  e.expected_ttft_s = cost.knobs().request_overhead_s + cost.knobs().request_overhead_per_token_s *
-                                                            static_cast<double>(req.prompt_tokens);
+  e.expected_ttft_s =
+      cost.knobs().request_overhead_s + cost.knobs().request_latency_s +
+      cost.knobs().request_overhead_per_token_s * static_cast<double>(req.prompt_tokens);
   const int64_t chunk = std::max<int64_t>(1, req.max_num_batched_tokens);
   for (int64_t done = 0; done < req.prompt_tokens;) {
     const int64_t n = std::min(chunk, req.prompt_tokens - done);
@@ -208,6 +209,7 @@ nlohmann::json estimate_to_json(const Estimate& e, const CostModel& cost,
         {"step_overhead_s", k.step_overhead_s},
         {"request_overhead_s", k.request_overhead_s},
         {"request_overhead_per_token_s", k.request_overhead_per_token_s},
+        {"request_latency_s", k.request_latency_s},
         {"moe_layer_overhead_s", k.moe_layer_overhead_s},
         {"moe_expert_compute_factor", k.moe_expert_compute_factor}}},
       {"accuracy",

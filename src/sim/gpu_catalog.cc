@@ -27,6 +27,16 @@ GpuSpec make(const char* id, const char* name, double mem_gib, double bw_gb_s, d
   return g;
 }
 
+// Decode attention on the Ada GPUs reads paged KV at this share of the bandwidth efficiency the
+// Hopper and Ampere parts reach: fitted on the calibration half of data/validation/ (the `vllm`
+// points on L40S, L4 and RTX 4090; docs/SIMULATOR.md, "Sixth change").
+constexpr double kAdaKvReadFactor = 0.252;
+
+GpuSpec ada(GpuSpec g) {
+  g.kv_read_factor = kAdaKvReadFactor;
+  return g;
+}
+
 // ROCm's GEMMs reach 51.4% of the MI300X's BF16 peak where CUDA's reach 86.9% (A100 SXM) and
 // 80.3% (H100 SXM) of theirs: the maximum achievable matmul FLOPS of stas00/ml-engineering's
 // comparison table (docs/CATALOG.md). 0.514 / mean(0.869, 0.803) = 0.615.
@@ -66,11 +76,11 @@ const std::vector<GpuSpec>& builtin_gpus() {
            1978.9),
       make("h200", "NVIDIA H200 SXM 141GB", 139.8, 4800, 450, "NVLink 4", 989.4, 989.4, 1978.9,
            1978.9),
-      make("l40s", "NVIDIA L40S 48GB", 48, 864, 32, "PCIe Gen4 x16", 362.05, 362.05, 733, 733),
-      make("rtx4090", "NVIDIA GeForce RTX 4090 24GB", 24, 1008, 32, "PCIe Gen4 x16", 165.2, 165.2,
-           330.3, 660.6),
+      ada(make("l40s", "NVIDIA L40S 48GB", 48, 864, 32, "PCIe Gen4 x16", 362.05, 362.05, 733, 733)),
+      ada(make("rtx4090", "NVIDIA GeForce RTX 4090 24GB", 24, 1008, 32, "PCIe Gen4 x16", 165.2,
+               165.2, 330.3, 660.6)),
       make("a10g", "NVIDIA A10G 24GB (AWS)", 24, 600, 32, "PCIe Gen4 x16", 70, 70, 0, 140),
-      make("l4", "NVIDIA L4 24GB", 24, 300, 32, "PCIe Gen4 x16", 121, 121, 242.5, 242.5),
+      ada(make("l4", "NVIDIA L4 24GB", 24, 300, 32, "PCIe Gen4 x16", 121, 121, 242.5, 242.5)),
       mi300x(),
   };
   return kGpus;
@@ -123,6 +133,16 @@ Result<GpuSpec> gpu_from_json_text(std::string_view text, std::string_view origi
                    "stacks' achieved matmul rate this GPU's software reaches; 1 for NVIDIA)"};
     }
     g.matmul_stack_factor = v;
+  }
+  if (auto f = j.find("kv_read_factor"); f != j.end()) {
+    const double v = f->is_number() ? f->get<double>() : -1;
+    if (!(v > 0 && v <= 1)) {
+      return Error{"GPU spec " + where +
+                   ": kv_read_factor must be a number in (0, 1] (the share of the datacenter "
+                   "GPUs' achieved KV-read bandwidth decode attention reaches here; 1 for "
+                   "Hopper and Ampere)"};
+    }
+    g.kv_read_factor = v;
   }
   if (g.fp16_flops <= 0) g.fp16_flops = g.bf16_flops;
   if (g.bf16_flops <= 0) g.bf16_flops = g.fp16_flops;

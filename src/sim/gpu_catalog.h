@@ -31,6 +31,11 @@ struct GpuSpec {
   // GPUs; the MI300X's ROCm GEMMs reach a lower share of a higher peak (docs/CATALOG.md). Scales
   // the linear layers' compute efficiency; the lower bounds (100% of peak) keep the datasheet.
   double matmul_stack_factor = 1.0;
+  // The same for decode attention's KV reads: the share of CostKnobs::bandwidth_efficiency that
+  // reading paged KV reaches on this GPU, relative to the Hopper and Ampere parts the knob was set
+  // on. Fitted for the Ada GPUs (L40S, L4, RTX 4090) on calibration points (kAdaKvReadFactor);
+  // 1 elsewhere.
+  double kv_read_factor = 1.0;
 
   // The matmul rate for weights in `weights`: FP8/INT8 run at their own rate only where the GPU has
   // that math (W8A8); INT4 is weight-only (dequantised to 16-bit), as are FP8/INT8 elsewhere.
@@ -46,9 +51,9 @@ Result<GpuSpec> find_gpu(std::string_view id);
 // Reads a user GPU spec from JSON:
 //   {"id": "my-gpu", "name": "...", "memory_gib": 80, "memory_bandwidth_gb_s": 2039,
 //    "interconnect_gb_s": 300, "tflops": {"fp16": 312, "bf16": 312, "fp8": 0, "int8": 624},
-//    "matmul_stack_factor": 1}
+//    "matmul_stack_factor": 1, "kv_read_factor": 1}
 // memory, bandwidth and one of tflops.fp16/bf16 are required; interconnect is one-way;
-// matmul_stack_factor (default 1) must lie in (0, 1].
+// matmul_stack_factor and kv_read_factor (default 1) must lie in (0, 1].
 Result<GpuSpec> gpu_from_json_text(std::string_view text, std::string_view origin);
 Result<GpuSpec> load_gpu_spec(const std::string& path);
 

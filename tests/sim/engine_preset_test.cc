@@ -21,12 +21,21 @@ TEST(EnginePreset, EveryNamedPresetIsFoundAndUnknownOnesListTheAccepted) {
   EXPECT_NE(bad.error().find("vllm, vllm-v0, vllm-v0.6, sglang, trtllm, nim"), std::string::npos);
 }
 
-TEST(EnginePreset, VllmIsTheDefaultKnobsAndConfig) {
+// The vllm preset is the default knobs and config but for the V1 engine's own costs, fitted on its
+// calibration points (step overhead, the front end's serial cost and its latency).
+TEST(EnginePreset, VllmIsTheDefaultKnobsAndConfigWithV1sFittedCosts) {
   const EnginePreset p = find_engine_preset("vllm").value();
   const CostKnobs k;
-  EXPECT_EQ(p.knobs.step_overhead_s, k.step_overhead_s);
-  EXPECT_EQ(p.knobs.request_overhead_s, k.request_overhead_s);
+  EXPECT_EQ(p.knobs.step_overhead_s, 0.81e-3);
+  EXPECT_EQ(p.knobs.request_overhead_s, 1.4e-3);
+  EXPECT_EQ(p.knobs.request_latency_s, 28.9e-3);
+  EXPECT_EQ(k.request_latency_s, 0);
+  EXPECT_EQ(p.knobs.compute_efficiency, k.compute_efficiency);
+  EXPECT_EQ(p.knobs.bandwidth_efficiency, k.bandwidth_efficiency);
   EXPECT_EQ(p.knobs.gpu_memory_utilization, k.gpu_memory_utilization);
+  // The presets derived from it start from the knobs before that fit.
+  EXPECT_EQ(find_engine_preset("sglang").value().knobs.request_latency_s, 0);
+  EXPECT_EQ(find_engine_preset("vllm-v0").value().knobs.request_latency_s, 0);
   EXPECT_EQ(p.config.max_num_seqs, EngineConfig{}.max_num_seqs);
   EXPECT_FALSE(p.config.reserve_max_tokens);
 }

@@ -385,6 +385,29 @@ TEST(Engine, FrontEndPassesABurstToTheSchedulerOneRequestAtATime) {
   EXPECT_EQ(first.prefill_tokens, 100);
 }
 
+// request_latency_s delays each request on its way to the scheduler without holding up the front
+// end: three requests sent together are ready one serial cost apart, each a latency later.
+TEST(Engine, RequestLatencyDelaysEachRequestWithoutHoldingUpTheNext) {
+  CostKnobs k;
+  k.request_overhead_s = 1e-3;
+  k.request_overhead_per_token_s = 0;
+  k.request_latency_s = 10e-3;
+  const CostModel c(cost().deployment(), k);
+  Engine e(c, EngineConfig{});
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(e.submit(req(i, 100, 2)).ok());
+  const StepResult& wait = e.step(0);
+  EXPECT_EQ(wait.duration_ns, 11'000'000);  // the first: 1 ms at the front end, 10 ms on its way
+  EXPECT_EQ(wait.num_seqs, 0);
+  const StepResult& first = e.step(11'000'000);
+  EXPECT_EQ(first.num_seqs, 1);
+  // The third was ready at 3 + 10 = 13 ms, not 3 x 11 = 33 ms: the next step, which starts when
+  // the first one ends (after 13 ms, before 33), runs all three.
+  const int64_t now = 11'000'000 + first.duration_ns;
+  ASSERT_GT(now, 13'000'000);
+  ASSERT_LT(now, 33'000'000);
+  EXPECT_EQ(e.step(now).num_seqs, 3);
+}
+
 TEST(Engine, ReserveMaxTokensAdmitsOnlyWhatCanFinishWithoutPreemption) {
   for (bool reserve : {false, true}) {
     EngineConfig cfg;

@@ -1,5 +1,7 @@
 #include "sim/gpu_catalog.h"
 
+#include "sim/cost_model.h"
+
 #include <gtest/gtest.h>
 
 namespace tokperf::sim {
@@ -65,6 +67,44 @@ TEST(GpuCatalog, MatmulStackFactorIsReadAndBounded) {
   EXPECT_DOUBLE_EQ(find_gpu("h100")->matmul_stack_factor, 1.0);
   EXPECT_DOUBLE_EQ(find_gpu("a100-80g")->matmul_stack_factor, 1.0);
   EXPECT_NEAR(find_gpu("mi300x")->matmul_stack_factor, 0.514 / ((0.869 + 0.803) / 2), 0.001);
+}
+
+// The KV-read factor: read from a spec, bounded, below 1 on the Ada GPUs only, and it slows a
+// decode step's KV reads and nothing else.
+TEST(GpuCatalog, KvReadFactorIsReadBoundedAndSlowsOnlyKvReads) {
+  const std::string base =
+      R"({"id":"x","memory_gib":16,"memory_bandwidth_gb_s":2000,"tflops":{"bf16":100},)";
+  auto g = gpu_from_json_text(base + R"("kv_read_factor":0.5})", "t");
+  ASSERT_TRUE(g.ok()) << g.error();
+  EXPECT_DOUBLE_EQ(g->kv_read_factor, 0.5);
+  for (const char* bad : {"0", "1.5", "\"low\""}) {
+    auto b = gpu_from_json_text(base + "\"kv_read_factor\":" + bad + "}", "'f.json'");
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.error().find("kv_read_factor must be a number in (0, 1]"), std::string::npos)
+        << b.error();
+  }
+  for (const char* ada : {"l40s", "l4", "rtx4090"}) {
+    EXPECT_LT(find_gpu(ada)->kv_read_factor, 1.0) << ada;
+  }
+  for (const char* other : {"a100-80g", "h100", "h200", "mi300x", "a10g"}) {
+    EXPECT_DOUBLE_EQ(find_gpu(other)->kv_read_factor, 1.0) << other;
+  }
+  GpuSpec slow = find_gpu("h100").value();
+  slow.kv_read_factor = 0.5;
+  const Deployment fast_d{find_model("llama-3.1-8b").value(), find_gpu("h100").value(),
+                          DType::kBf16, DType::kBf16, 1};
+  Deployment slow_d = fast_d;
+  slow_d.gpu = slow;
+  StepShape s;
+  for (int i = 0; i < 32; ++i) s.add(1, 2000, true, false);
+  const StepBreakdown a = CostModel(fast_d, CostKnobs{}).step(s);
+  const StepBreakdown b = CostModel(slow_d, CostKnobs{}).step(s);
+  EXPECT_NEAR(b.kv_s, 2 * a.kv_s, 1e-12);
+  EXPECT_DOUBLE_EQ(b.weights_s, a.weights_s);
+  EXPECT_DOUBLE_EQ(b.linear_s, a.linear_s);
+  CostKnobs knob;
+  knob.kv_read_factor = 0.5;  // the fitting override
+  EXPECT_NEAR(CostModel(fast_d, knob).step(s).kv_s, b.kv_s, 1e-12);
 }
 
 }  // namespace

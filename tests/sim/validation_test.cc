@@ -323,15 +323,16 @@ TEST(Validation, CliLineSaysWhenTheGpuOrEngineWasNeverValidated) {
   EXPECT_TRUE(in_validated_set("h100", "vllm"));
   EXPECT_TRUE(in_validated_set("a100-80g", ""));
   EXPECT_FALSE(in_validated_set("mi300x", "vllm"));
-  EXPECT_FALSE(in_validated_set("h100", "sglang"));
+  EXPECT_FALSE(in_validated_set("h100", "trtllm"));  // its points are MoE
+  EXPECT_TRUE(in_validated_set("l40s", "vllm"));
   EXPECT_FALSE(in_validated_set("a100", ""));  // a prefix of a listed id is not that id
   // Per class: the MoE points ran on the MI300X with SGLang, the dense ones did not.
   EXPECT_TRUE(in_validated_set("mi300x", "sglang", ModelClass::kMoe));
   EXPECT_FALSE(in_validated_set("mi300x", "sglang", ModelClass::kDense));
   EXPECT_EQ(held_out_accuracy_line("h100", "vllm"), held_out_accuracy_line());
-  const std::string mi = held_out_accuracy_line("mi300x", "sglang");
+  const std::string mi = held_out_accuracy_line("mi300x", "trtllm");
   EXPECT_NE(mi.find("the validation set has no published run of a dense model on GPU 'mi300x' or "
-                    "engine 'sglang'"),
+                    "engine 'trtllm'"),
             std::string::npos)
       << mi;
   EXPECT_NE(mi.find(std::string("its GPUs: ") + accuracy::kDense.gpus), std::string::npos) << mi;
