@@ -38,6 +38,17 @@ std::vector<OfflineLengths> drawn_lengths(const ValidationPoint& p, int64_t n) {
   return out;
 }
 
+// The per-request lengths the source sent, in order; a 0 output is sampled once (zero_ttft in
+// predict_point counts it as the source did).
+std::vector<OfflineLengths> source_lengths(const ValidationPoint& p) {
+  std::vector<OfflineLengths> out(p.input_lens.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].prompt_tokens = std::max<int64_t>(1, p.input_lens[i]);
+    out[i].output_tokens = std::max<int64_t>(1, p.output_lens[i]);
+  }
+  return out;
+}
+
 std::vector<int64_t> int_list(const nlohmann::json& j, const char* key) {
   std::vector<int64_t> v;
   if (auto it = j.find(key); it != j.end() && it->is_array()) {
@@ -373,28 +384,18 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     return lv;
   };
   Measured m;
-  int64_t zero_ttft = 0;  // burst requests that returned no token (counted as TTFT 0 by the source)
-  if (p.burst) {
-    OfflineLevel lv;
-    lv.prompt_tokens = lv.output_tokens = 1;
-    lv.plan.open_loop = true;
-    lv.plan.spec = LevelSpec{LoadMode::kRate, 1, 1, 0};
-    // A request with 0 output tokens still completed (the sources count it in `completed`, with
-    // no error): the server prefilled it and its first token was EOS, which streams no text. It
-    // takes its share of the prefill here (one sampled token), and, as the source did, counts
-    // with TTFT 0 and no output tokens.
-    for (size_t i = 0; i < p.input_lens.size(); ++i) {
-      const auto index = static_cast<int64_t>(lv.lengths.size());
-      lv.plan.arrivals.push_back(PlannedArrival{0, Phase::kMeasure, index});
-      OfflineLengths len;
-      len.prompt_tokens = p.input_lens[i];
-      len.output_tokens = std::max<int64_t>(1, p.output_lens[i]);
-      lv.lengths.push_back(std::move(len));
-    }
+  // Requests the source sent with a 0 output length (bursts and rate points with per-request
+  // lengths): they completed at the source with no error, their first token being EOS, which
+  // streams no text. Each takes its share of the prefill (one sampled token) and, as the source
+  // did, counts with TTFT 0 and no output tokens.
+  int64_t zero_ttft = 0;
+  // A level whose every request is measured from t = 0 (bursts, rates, start: together); false
+  // (with out.error) when it cannot run.
+  auto run_open_level = [&](const OfflineLevel& lv) {
     auto run = run_offline_level(cost, cfg, lv);
     if (!run.ok()) {
       out.error = run.error();
-      return out;
+      return false;
     }
     for (const auto& t : run->timelines) {
       if (t.seq < p.output_lens.size() && p.output_lens[t.seq] < 1) {
@@ -404,6 +405,18 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
       collect(t, m);
     }
     m.first_send = 0;
+    return true;
+  };
+  if (p.burst) {
+    OfflineLevel lv;
+    lv.prompt_tokens = lv.output_tokens = 1;
+    lv.plan.open_loop = true;
+    lv.plan.spec = LevelSpec{LoadMode::kRate, 1, 1, 0};
+    for (size_t i = 0; i < p.input_lens.size(); ++i) {
+      lv.plan.arrivals.push_back(PlannedArrival{0, Phase::kMeasure, static_cast<int64_t>(i)});
+    }
+    lv.lengths = source_lengths(p);
+    if (!run_open_level(lv)) return out;
   } else if (p.request_rate > 0) {
     // An open loop at the source's rate: Poisson arrivals (exponential gaps, as both clients draw
     // them) from a fixed seed, nothing capped, every request measured from t = 0.
@@ -417,29 +430,11 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
       at_s += gap(rng);
     }
     if (!p.input_lens.empty()) {
-      // The lengths the source sent, in order (a 0 output counts as in a burst, below).
-      for (size_t i = 0; i < p.input_lens.size(); ++i) {
-        OfflineLengths len;
-        len.prompt_tokens = std::max<int64_t>(1, p.input_lens[i]);
-        len.output_tokens = std::max<int64_t>(1, p.output_lens[i]);
-        lv.lengths.push_back(std::move(len));
-      }
+      lv.lengths = source_lengths(p);
     } else if (p.range_ratio > 0) {
       lv.lengths = drawn_lengths(p, p.requests);
     }
-    auto run = run_offline_level(cost, cfg, lv);
-    if (!run.ok()) {
-      out.error = run.error();
-      return out;
-    }
-    for (const auto& t : run->timelines) {
-      if (t.seq < p.output_lens.size() && p.output_lens[t.seq] < 1) {
-        ++zero_ttft;
-        continue;
-      }
-      collect(t, m);
-    }
-    m.first_send = 0;
+    if (!run_open_level(lv)) return out;
   } else if (p.start_together) {
     // The source's own method (vLLM's benchmark_serving, --request-rate inf, --max-concurrency c):
     // every request is created at t = 0 and waits for one of c slots, so the first c are a burst
@@ -451,13 +446,7 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
       lv.plan.arrivals.push_back(PlannedArrival{0, Phase::kMeasure, i});
     }
     if (p.range_ratio > 0) lv.lengths = drawn_lengths(p, n);
-    auto run = run_offline_level(cost, cfg, lv);
-    if (!run.ok()) {
-      out.error = run.error();
-      return out;
-    }
-    for (const auto& t : run->timelines) collect(t, m);
-    m.first_send = 0;
+    if (!run_open_level(lv)) return out;
   } else {
     // A closed loop (a client with `concurrency` slots and a queue, as vLLM's bench and AIPerf
     // run it) whose first users start spread over one request's length, so the measured requests
