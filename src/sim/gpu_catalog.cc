@@ -126,24 +126,28 @@ Result<GpuSpec> gpu_from_json_text(std::string_view text, std::string_view origi
                  " needs positive memory_gib, memory_bandwidth_gb_s and tflops.fp16 or "
                  "tflops.bf16 (optional: id, name, interconnect_gb_s, tflops.fp8, tflops.int8)"};
   }
-  if (auto f = j.find("matmul_stack_factor"); f != j.end()) {
-    const double v = f->is_number() ? f->get<double>() : -1;
+  // The stack factors: optional, in (0, 1]; the error says what the factor means.
+  const struct {
+    const char* key;
+    double* field;
+    const char* meaning;
+  } factors[] = {
+      {"matmul_stack_factor", &g.matmul_stack_factor,
+       "the share of the NVIDIA stacks' achieved matmul rate this GPU's software reaches; 1 for "
+       "NVIDIA"},
+      {"kv_read_factor", &g.kv_read_factor,
+       "the share of the datacenter GPUs' achieved KV-read bandwidth decode attention reaches "
+       "here; 1 for Hopper and Ampere"},
+  };
+  for (const auto& f : factors) {
+    auto it = j.find(f.key);
+    if (it == j.end()) continue;
+    const double v = it->is_number() ? it->get<double>() : -1;
     if (!(v > 0 && v <= 1)) {
-      return Error{"GPU spec " + where +
-                   ": matmul_stack_factor must be a number in (0, 1] (the share of the NVIDIA "
-                   "stacks' achieved matmul rate this GPU's software reaches; 1 for NVIDIA)"};
+      return Error{"GPU spec " + where + ": " + f.key + " must be a number in (0, 1] (" +
+                   f.meaning + ")"};
     }
-    g.matmul_stack_factor = v;
-  }
-  if (auto f = j.find("kv_read_factor"); f != j.end()) {
-    const double v = f->is_number() ? f->get<double>() : -1;
-    if (!(v > 0 && v <= 1)) {
-      return Error{"GPU spec " + where +
-                   ": kv_read_factor must be a number in (0, 1] (the share of the datacenter "
-                   "GPUs' achieved KV-read bandwidth decode attention reaches here; 1 for "
-                   "Hopper and Ampere)"};
-    }
-    g.kv_read_factor = v;
+    *f.field = v;
   }
   if (g.fp16_flops <= 0) g.fp16_flops = g.bf16_flops;
   if (g.bf16_flops <= 0) g.bf16_flops = g.fp16_flops;

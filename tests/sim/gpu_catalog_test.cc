@@ -49,19 +49,25 @@ TEST(GpuCatalog, UserSpecJson) {
   EXPECT_DOUBLE_EQ(g->matmul_stack_factor, 1.0);
 }
 
-TEST(GpuCatalog, MatmulStackFactorIsReadAndBounded) {
+// A spec's optional factor `key`: 0.6 is read into `field`; 0, 1.5, -0.2 and a string are refused,
+// naming the file and the accepted range.
+void expect_factor_read_and_bounded(const std::string& key, double GpuSpec::*field) {
+  SCOPED_TRACE(key);
   const std::string base =
       R"({"id":"x","memory_gib":16,"memory_bandwidth_gb_s":2000,"tflops":{"bf16":100},)";
-  auto g = gpu_from_json_text(base + R"("matmul_stack_factor":0.6})", "t");
+  auto g = gpu_from_json_text(base + "\"" + key + "\":0.6}", "t");
   ASSERT_TRUE(g.ok()) << g.error();
-  EXPECT_DOUBLE_EQ(g->matmul_stack_factor, 0.6);
+  EXPECT_DOUBLE_EQ((*g).*field, 0.6);
   for (const char* bad : {"0", "1.5", "-0.2", "\"half\""}) {
-    auto b = gpu_from_json_text(base + "\"matmul_stack_factor\":" + bad + "}", "'f.json'");
+    auto b = gpu_from_json_text(base + "\"" + key + "\":" + bad + "}", "'f.json'");
     ASSERT_FALSE(b.ok()) << bad;
-    EXPECT_NE(b.error().find("'f.json': matmul_stack_factor must be a number in (0, 1]"),
-              std::string::npos)
+    EXPECT_NE(b.error().find("'f.json': " + key + " must be a number in (0, 1]"), std::string::npos)
         << b.error();
   }
+}
+
+TEST(GpuCatalog, MatmulStackFactorIsReadAndBounded) {
+  expect_factor_read_and_bounded("matmul_stack_factor", &GpuSpec::matmul_stack_factor);
   // NVIDIA GPUs are the reference the efficiencies were measured on; the MI300X's ROCm GEMMs
   // reach a lower share of its peak.
   EXPECT_DOUBLE_EQ(find_gpu("h100")->matmul_stack_factor, 1.0);
@@ -72,17 +78,7 @@ TEST(GpuCatalog, MatmulStackFactorIsReadAndBounded) {
 // The KV-read factor: read from a spec, bounded, below 1 on the Ada GPUs only, and it slows a
 // decode step's KV reads and nothing else.
 TEST(GpuCatalog, KvReadFactorIsReadBoundedAndSlowsOnlyKvReads) {
-  const std::string base =
-      R"({"id":"x","memory_gib":16,"memory_bandwidth_gb_s":2000,"tflops":{"bf16":100},)";
-  auto g = gpu_from_json_text(base + R"("kv_read_factor":0.5})", "t");
-  ASSERT_TRUE(g.ok()) << g.error();
-  EXPECT_DOUBLE_EQ(g->kv_read_factor, 0.5);
-  for (const char* bad : {"0", "1.5", "\"low\""}) {
-    auto b = gpu_from_json_text(base + "\"kv_read_factor\":" + bad + "}", "'f.json'");
-    ASSERT_FALSE(b.ok()) << bad;
-    EXPECT_NE(b.error().find("kv_read_factor must be a number in (0, 1]"), std::string::npos)
-        << b.error();
-  }
+  expect_factor_read_and_bounded("kv_read_factor", &GpuSpec::kv_read_factor);
   for (const char* ada : {"l40s", "l4", "rtx4090"}) {
     EXPECT_LT(find_gpu(ada)->kv_read_factor, 1.0) << ada;
   }
