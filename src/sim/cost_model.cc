@@ -21,7 +21,21 @@ double CostModel::linear_compute_efficiency() const {
 }
 
 double CostModel::weight_bandwidth_efficiency() const {
-  return w8a8_ ? k_.w8a8_bandwidth_efficiency : k_.bandwidth_efficiency;
+  return w8a8_ ? k_.w8a8_bandwidth_efficiency : k_.weight_stream_efficiency;
+}
+
+double CostModel::weight_stream_s(double bytes, int64_t gemms) const {
+  const double latency = w8a8_ ? 0.0 : static_cast<double>(gemms) * k_.gemm_latency_s;
+  return bytes / (d_.gpu.memory_bw_bytes_per_s * weight_bandwidth_efficiency()) + latency;
+}
+
+int64_t CostModel::weight_gemms_per_step() const {
+  const ModelShape& m = d_.model;
+  int64_t attention = 2;
+  if (m.is_mla()) attention = m.q_lora_rank > 0 ? 5 : 4;
+  const int64_t moe_layers = m.num_moe_layers();
+  const int64_t moe_mlp = 1 + 2 + (m.shared_experts > 0 ? 2 : 0);
+  return m.num_layers * attention + (m.num_layers - moe_layers) * 2 + moe_layers * moe_mlp + 1;
 }
 
 double CostModel::kv_bytes_per_token() const {
@@ -167,9 +181,9 @@ StepBreakdown CostModel::step(const StepShape& s) const {
   b.attention_s = attn_flops_per_pair_ * s.attention_pairs /
                   (tp * attention_flops_per_s_ * k_.attention_efficiency);
   const double peak_bw = d_.gpu.memory_bw_bytes_per_s;
-  b.weights_s = s.new_tokens > 0
-                    ? weight_bytes_read(s.new_tokens) / (peak_bw * weight_bandwidth_efficiency())
-                    : 0;
+  if (s.new_tokens > 0) {
+    b.weights_s = weight_stream_s(weight_bytes_read(s.new_tokens), weight_gemms_per_step());
+  }
   // KV pages are read by the attention kernel, not the 8-bit GEMMs: the plain efficiency applies.
   // Data-parallel attention: each rank reads its own requests' KV, a 1/tp share of the batch's.
   const double kv_share = dp_attention() ? 1.0 / tp : 1.0;

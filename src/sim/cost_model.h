@@ -21,7 +21,18 @@ struct CostKnobs {
   double activation_reserve_bytes = 2.0 * 1024 * 1024 * 1024;
   double compute_efficiency = 0.75;   // achieved / peak for the linear layers (16-bit GEMMs)
   double attention_efficiency = 0.5;  // achieved / peak for attention math
-  double bandwidth_efficiency = 0.8;  // achieved / peak HBM bandwidth when streaming weights/KV
+  double bandwidth_efficiency = 0.8;  // achieved / peak HBM bandwidth when reading the KV cache
+  // The 16-bit (and weight-only) weight stream of a step: each weight GEMM costs its bytes at
+  // weight_stream_efficiency of the datasheet bandwidth plus gemm_latency_s (its launch, ramp-up
+  // and tail, which a GEMM at decode batch sizes cannot hide), so small GEMMs on fast memory reach
+  // less of the bandwidth than large ones. Both were chosen (the smallest largest error) on four
+  // kernel profiles, not on serving points: a BF16 decoder layer's four GEMMs at 1 token on an H200
+  // for Llama-3.1-8B and Llama-3.1-70B's TP2 shard (scripts/gpu_microbench.py, part linear) and
+  // Vidur's Llama-3-8B A100 and Llama-2-7B H100 profiles; all four within 4% (the flat 0.8 before:
+  // -15% to -3%). weight_stream_efficiency 0.8 and gemm_latency_s 0 give the old flat stream.
+  // docs/SIMULATOR.md, "Seventh change".
+  double weight_stream_efficiency = 0.876;
+  double gemm_latency_s = 6.05e-6;
   // W8A8 (FP8 or INT8 weights on a GPU with that tensor math): every linear layer first quantises
   // its activations in a separate kernel and runs an 8-bit GEMM whose tiles suit small batches
   // less well, so the same bytes and FLOPs go slower than in 16-bit. Measured on H100 by vLLM's
@@ -165,6 +176,15 @@ class CostModel {
   bool runs_eager(const StepShape& s) const;
   double linear_compute_efficiency() const;
   double weight_bandwidth_efficiency() const;
+  // Weight GEMMs one rank launches in a step that streams weights: per layer the attention
+  // projections (fused QKV and output; MLA's q_a, q_b, kv_a, kv_b and output) and the MLP (fused
+  // gate+up and down; an MoE layer's router, its routed experts as one fused kernel pair and its
+  // shared experts' pair), plus the output head. Paid at CostKnobs::gemm_latency_s each on the
+  // 16-bit and weight-only stream (the W8A8 knob was measured at batch 1 and carries its own).
+  int64_t weight_gemms_per_step() const;
+  // Time to stream `bytes` of weights through `gemms` weight GEMMs on one GPU: bytes at the
+  // weight-stream efficiency, plus CostKnobs::gemm_latency_s a GEMM off the W8A8 path.
+  double weight_stream_s(double bytes, int64_t gemms) const;
 
   double weight_bytes_total() const { return params_.total * dtype_bytes(d_.weight_dtype); }
   double weight_bytes_per_gpu() const;  // data-parallel attention keeps its weights whole

@@ -30,16 +30,17 @@ std::vector<EnginePreset> make_presets() {
   vllm.profiled_memory = true;
   // The V1 engine's own costs, fitted on the calibration half of the fourth batch (vLLM 0.10.2
   // on L40S, 0.23.0 on L4, and the RTX 4090 points: scripts/fit_sim.py --engine vllm) in two
-  // stages, each knob on the metric it governs: TPOT (--metric TPOT: step overhead 0.4 -> 0.81
-  // ms, with the Ada GPUs' KV-read factor, gpu_catalog.cc), then TTFT (--metric TTFT
-  // --worst-weight 0: the front end's serial cost 2.04 -> 1.4 ms and a latency of 28.9 ms that
-  // does not hold up the next request: the API-server and engine-core processes exchange every
-  // request and its tokens over ZMQ). docs/SIMULATOR.md, "Sixth change". The presets below start
-  // from the knobs before this fit.
+  // stages, each knob on the metric it governs: TPOT (--metric TPOT: the step overhead, with the
+  // Ada GPUs' KV-read factor, gpu_catalog.cc), then TTFT (--metric TTFT --worst-weight 0: the
+  // front end's serial cost and a latency that does not hold up the next request: the API-server
+  // and engine-core processes exchange every request and its tokens over ZMQ). docs/SIMULATOR.md,
+  // "Sixth change" (0.81 ms, 1.4 ms, 28.9 ms), refitted the same way with the per-GEMM weight
+  // stream ("Seventh change": 0.735 ms, 5.52 ms, 30.3 ms). The presets below start from the
+  // knobs before these fits.
   EnginePreset v1 = vllm;
-  v1.knobs.step_overhead_s = 0.81e-3;
-  v1.knobs.request_overhead_s = 1.4e-3;
-  v1.knobs.request_latency_s = 28.9e-3;
+  v1.knobs.step_overhead_s = 0.735e-3;
+  v1.knobs.request_overhead_s = 5.52e-3;
+  v1.knobs.request_latency_s = 30.3e-3;
   v.push_back(v1);
 
   // vLLM 0.5.4 (V0 engine, mid-2024): the Python scheduler, sampler and detokeniser ran in the
@@ -63,6 +64,10 @@ std::vector<EnginePreset> make_presets() {
   // the 3 vLLM 0.5.4 calibration points (--engine vllm-v0: 1.57 -> 1.76 ms).
   v0.knobs.step_overhead_s = 1.76e-3;
   v0.knobs.bandwidth_efficiency = 0.70;
+  // That fit was of one flat weight-stream efficiency (before the GEMM-latency stream of
+  // CostKnobs::weight_stream_efficiency existed): the V0 presets keep it, KV and weights alike.
+  v0.knobs.weight_stream_efficiency = 0.70;
+  v0.knobs.gemm_latency_s = 0;
   v0.knobs.request_overhead_s = 2.04e-3;
   v0.knobs.cold_start_s = 41.6e-3;
   // A cold cost that grows with the cold step (cold_start_step_factor) was fitted the same way

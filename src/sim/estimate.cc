@@ -130,11 +130,18 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
        fmt::format("{} / {} ({:.1f} tok/s)", ms(e.decode_bound_first_s), ms(e.decode_bound_last_s),
                    1.0 / e.decode_bound_first_s));
   const CostKnobs& k = cost.knobs();
+  std::string stream_note;
+  if (cost.w8a8()) {
+    stream_note = ", 8-bit weight and activation kernels";
+  } else if (k.gemm_latency_s > 0) {
+    stream_note = fmt::format(" + {:.2f} us a GEMM, {} a step", k.gemm_latency_s * 1e6,
+                              cost.weight_gemms_per_step());
+  }
   out += fmt::format(
       "expected, idle engine (linear compute {:.0f}%, weight bandwidth {:.0f}%{}, {:.2f} ms step "
       "overhead{})\n",
-      cost.linear_compute_efficiency() * 100, cost.weight_bandwidth_efficiency() * 100,
-      cost.w8a8() ? ", 8-bit weight and activation kernels" : "", k.step_overhead_s * 1e3,
+      cost.linear_compute_efficiency() * 100, cost.weight_bandwidth_efficiency() * 100, stream_note,
+      k.step_overhead_s * 1e3,
       d.model.is_moe() && (k.moe_layer_overhead_s > 0 || k.moe_expert_compute_factor != 1)
           ? fmt::format(" + {:.0f} us per MoE layer, routed experts at {:.3g} of the linear rate",
                         k.moe_layer_overhead_s * 1e6, k.moe_expert_compute_factor)
@@ -204,6 +211,8 @@ nlohmann::json estimate_to_json(const Estimate& e, const CostModel& cost,
         {"bandwidth_efficiency", k.bandwidth_efficiency},
         {"w8a8_compute_efficiency", k.w8a8_compute_efficiency},
         {"w8a8_bandwidth_efficiency", k.w8a8_bandwidth_efficiency},
+        {"weight_stream_efficiency", k.weight_stream_efficiency},
+        {"gemm_latency_s", k.gemm_latency_s},
         {"applied_linear_compute_efficiency", cost.linear_compute_efficiency()},
         {"applied_weight_bandwidth_efficiency", cost.weight_bandwidth_efficiency()},
         {"step_overhead_s", k.step_overhead_s},

@@ -266,6 +266,8 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       {"compute_efficiency", &k.compute_efficiency},
       {"attention_efficiency", &k.attention_efficiency},
       {"bandwidth_efficiency", &k.bandwidth_efficiency},
+      {"weight_stream_efficiency", &k.weight_stream_efficiency},
+      {"gemm_latency_s", &k.gemm_latency_s},
       {"w8a8_compute_efficiency", &k.w8a8_compute_efficiency},
       {"w8a8_bandwidth_efficiency", &k.w8a8_bandwidth_efficiency},
       {"interconnect_efficiency", &k.interconnect_efficiency},

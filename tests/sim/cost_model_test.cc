@@ -77,7 +77,7 @@ TEST(CostModel, W8a8KnobsApplyOnlyToEightBitMathAndOnlyToWeights) {
   EXPECT_TRUE(h100_fp8.w8a8());
   EXPECT_FALSE(h100_int4.w8a8());
   const CostKnobs k;
-  EXPECT_DOUBLE_EQ(a100_fp8.weight_bandwidth_efficiency(), k.bandwidth_efficiency);
+  EXPECT_DOUBLE_EQ(a100_fp8.weight_bandwidth_efficiency(), k.weight_stream_efficiency);
   EXPECT_DOUBLE_EQ(h100_fp8.weight_bandwidth_efficiency(), k.w8a8_bandwidth_efficiency);
   EXPECT_DOUBLE_EQ(h100_fp8.linear_compute_efficiency(), k.w8a8_compute_efficiency);
   // Decode: the FP8 weight stream is half the bytes at the W8A8 efficiency; the KV cache (16-bit
@@ -85,11 +85,48 @@ TEST(CostModel, W8a8KnobsApplyOnlyToEightBitMathAndOnlyToWeights) {
   const CostModel h100_fp16 = make("llama-3.1-8b", "h100");
   StepShape one;
   one.add(1, 4000, true, false);
-  EXPECT_NEAR(
-      h100_fp8.step(one).weights_s,
-      h100_fp16.step(one).weights_s / 2 * k.bandwidth_efficiency / k.w8a8_bandwidth_efficiency,
-      1e-12);
+  const double gemms_s = static_cast<double>(h100_fp16.weight_gemms_per_step()) * k.gemm_latency_s;
+  EXPECT_NEAR(h100_fp8.step(one).weights_s,
+              (h100_fp16.step(one).weights_s - gemms_s) / 2 * k.weight_stream_efficiency /
+                  k.w8a8_bandwidth_efficiency,
+              1e-12);
   EXPECT_DOUBLE_EQ(h100_fp8.step(one).kv_s, h100_fp16.step(one).kv_s);
+}
+
+TEST(CostModel, EachWeightGemmAddsItsLatencyToTheSixteenBitStreamOnly) {
+  // Llama-3.1-8B: 32 layers of fused QKV, output, gate+up and down, and the output head.
+  const CostModel dense = make("llama-3.1-8b", "h200", DType::kBf16);
+  EXPECT_EQ(dense.weight_gemms_per_step(), 32 * 4 + 1);
+  // DeepSeek-V3: MLA's five projections on all 61 layers; 3 dense MLPs; 58 MoE layers of router,
+  // routed pair and shared pair.
+  const CostModel mla = make("deepseek-v3", "h200", DType::kBf16);
+  EXPECT_EQ(mla.weight_gemms_per_step(), 61 * 5 + 3 * 2 + 58 * 5 + 1);
+  const CostModel mixtral = make("mixtral-8x7b", "h100", DType::kBf16);
+  EXPECT_EQ(mixtral.weight_gemms_per_step(), 32 * (2 + 3) + 1);
+
+  StepShape one;
+  one.add(1, 100, true, false);
+  CostKnobs flat;
+  flat.gemm_latency_s = 0;
+  const CostModel no_latency(dense.deployment(), flat);
+  const double added = dense.step(one).weights_s - no_latency.step(one).weights_s;
+  EXPECT_NEAR(added, 129 * CostKnobs{}.gemm_latency_s, 1e-12);
+  // The latency does not depend on the batch: a step of 64 decodes pays it once.
+  StepShape many;
+  for (int i = 0; i < 64; ++i) many.add(1, 100, true, false);
+  EXPECT_NEAR(dense.step(many).weights_s - no_latency.step(many).weights_s, added, 1e-12);
+  // W8A8 (FP8 on an H200): the measured 8-bit efficiency already carries it.
+  const CostModel fp8 = make("llama-3.1-8b", "h200", DType::kFp8);
+  const CostModel fp8_flat(fp8.deployment(), flat);
+  EXPECT_DOUBLE_EQ(fp8.step(one).weights_s, fp8_flat.step(one).weights_s);
+  // weight_stream_efficiency 0.8 and no latency is the flat stream of before.
+  CostKnobs old = flat;
+  old.weight_stream_efficiency = 0.8;
+  const CostModel before(dense.deployment(), old);
+  EXPECT_DOUBLE_EQ(before.weight_stream_s(4.8e9, 10), 4.8e9 / (4.8e12 * 0.8));
+  EXPECT_DOUBLE_EQ(dense.weight_stream_s(4.8e9, 10),
+                   4.8e9 / (4.8e12 * CostKnobs{}.weight_stream_efficiency) +
+                       10 * CostKnobs{}.gemm_latency_s);
 }
 
 TEST(CostModel, TheStackFactorSlowsOnlyTheLinearLayersCompute) {

@@ -26,9 +26,9 @@ TEST(EnginePreset, EveryNamedPresetIsFoundAndUnknownOnesListTheAccepted) {
 TEST(EnginePreset, VllmIsTheDefaultKnobsAndConfigWithV1sFittedCosts) {
   const EnginePreset p = find_engine_preset("vllm").value();
   const CostKnobs k;
-  EXPECT_EQ(p.knobs.step_overhead_s, 0.81e-3);
-  EXPECT_EQ(p.knobs.request_overhead_s, 1.4e-3);
-  EXPECT_EQ(p.knobs.request_latency_s, 28.9e-3);
+  EXPECT_EQ(p.knobs.step_overhead_s, 0.735e-3);
+  EXPECT_EQ(p.knobs.request_overhead_s, 5.52e-3);
+  EXPECT_EQ(p.knobs.request_latency_s, 30.3e-3);
   EXPECT_EQ(k.request_latency_s, 0);
   EXPECT_EQ(p.knobs.compute_efficiency, k.compute_efficiency);
   EXPECT_EQ(p.knobs.bandwidth_efficiency, k.bandwidth_efficiency);

@@ -77,5 +77,30 @@ TEST(Estimate, TextAndJsonCarryTheFigures) {
   EXPECT_DOUBLE_EQ(j["prefill_bound_s"].get<double>(), e.prefill_bound_s);
 }
 
+TEST(Estimate, TextNamesTheWeightStreamItApplied) {
+  Deployment d{find_model("llama-3.1-8b").value(), find_gpu("h100").value(), DType::kFp16,
+               DType::kFp16, 1};
+  const EstimateRequest r;
+  const CostModel sixteen(d, CostKnobs{});
+  const std::string text = format_estimate_text(compute_estimate(sixteen, r), sixteen, r);
+  EXPECT_NE(text.find("weight bandwidth 88% + 6.05 us a GEMM, 129 a step"), std::string::npos)
+      << text;
+  const auto j = estimate_to_json(compute_estimate(sixteen, r), sixteen, r);
+  EXPECT_DOUBLE_EQ(j["knobs"]["gemm_latency_s"].get<double>(), CostKnobs{}.gemm_latency_s);
+
+  CostKnobs flat;
+  flat.gemm_latency_s = 0;  // the old flat stream: no per-GEMM part to name
+  const CostModel old(d, flat);
+  EXPECT_EQ(format_estimate_text(compute_estimate(old, r), old, r).find("a GEMM"),
+            std::string::npos);
+
+  d.weight_dtype = DType::kFp8;  // W8A8 on an H100: its own flat stream
+  const CostModel fp8(d, CostKnobs{});
+  const std::string t8 = format_estimate_text(compute_estimate(fp8, r), fp8, r);
+  EXPECT_NE(t8.find("weight bandwidth 68%, 8-bit weight and activation kernels"), std::string::npos)
+      << t8;
+  EXPECT_EQ(t8.find("a GEMM"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tokperf::sim
