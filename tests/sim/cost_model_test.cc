@@ -124,9 +124,9 @@ TEST(CostModel, EachWeightGemmAddsItsLatencyToTheSixteenBitStreamOnly) {
   old.weight_stream_efficiency = 0.8;
   const CostModel before(dense.deployment(), old);
   EXPECT_DOUBLE_EQ(before.weight_stream_s(4.8e9, 10), 4.8e9 / (4.8e12 * 0.8));
-  EXPECT_DOUBLE_EQ(dense.weight_stream_s(4.8e9, 10),
-                   4.8e9 / (4.8e12 * CostKnobs{}.weight_stream_efficiency) +
-                       10 * CostKnobs{}.gemm_latency_s);
+  EXPECT_DOUBLE_EQ(
+      dense.weight_stream_s(4.8e9, 10),
+      4.8e9 / (4.8e12 * CostKnobs{}.weight_stream_efficiency) + 10 * CostKnobs{}.gemm_latency_s);
 }
 
 TEST(CostModel, TheStackFactorSlowsOnlyTheLinearLayersCompute) {

@@ -478,7 +478,11 @@ TEST(Validation, VidurPerLayerLinearProfiles) {
   EXPECT_NEAR(a4k, 7.62, 0.08);
   EXPECT_NEAR(h1, 0.162, 0.002);
   EXPECT_NEAR(h4k, 2.24, 0.03);
-  for (auto [p, m] : {std::pair{a1, 0.276}, {a4k, 7.82}, {h1, 0.156}, {h4k, 2.205}, {g8, 0.1331},
+  for (auto [p, m] : {std::pair{a1, 0.276},
+                      {a4k, 7.82},
+                      {h1, 0.156},
+                      {h4k, 2.205},
+                      {g8, 0.1331},
                       {g70, 0.2369}}) {
     EXPECT_LT(std::abs(error_pct(p, m)), 5) << p << " vs " << m;
   }
