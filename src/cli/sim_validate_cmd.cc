@@ -8,6 +8,8 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
 
 #include "cli/app.h"
 #include "cli/commands.h"
@@ -89,6 +91,12 @@ int run_validate_kv(const ValidateFlags& f, const sim::KnobOverrides& overrides)
   return r.failures.empty() ? kExitOk : kExitFailure;
 }
 
+using ClassFilter = std::pair<std::optional<sim::ModelClass>, const char*>;
+constexpr ClassFilter kClasses[] = {{sim::ModelClass::kDense, "dense"},
+                                    {sim::ModelClass::kMoe, "moe"}};
+constexpr ClassFilter kAllAndClasses[] = {
+    {std::nullopt, "all"}, {sim::ModelClass::kDense, "dense"}, {sim::ModelClass::kMoe, "moe"}};
+
 int run_validate(const ValidateFlags& f) {
   if (f.split != "all" && f.split != "calibration" && f.split != "held-out") {
     throw UsageError(
@@ -142,6 +150,16 @@ int run_validate(const ValidateFlags& f) {
                                   {"n", s.n},
                                   {"median_abs_pct", s.n > 0 ? s.median_abs_pct : 0.0},
                                   {"worst_ratio", s.worst_ratio}});
+        for (auto [cls, name] : kClasses) {
+          const sim::MetricSummary c = r.summary(held, m, cls);
+          if (c.n == 0) continue;
+          doc["summary_by_class"].push_back({{"split", held ? "held-out" : "calibration"},
+                                             {"class", name},
+                                             {"metric", sim::metric_name(m)},
+                                             {"n", c.n},
+                                             {"median_abs_pct", c.median_abs_pct},
+                                             {"worst_ratio", c.worst_ratio}});
+        }
       }
     }
     doc["failures"] = r.failures;
@@ -164,13 +182,17 @@ int run_validate(const ValidateFlags& f) {
     }
   }
   if (!f.json) {
-    for (bool held : {false, true}) {
-      for (auto m : metrics) {
-        const sim::MetricSummary s = r.summary(held, m);
-        if (s.n == 0) continue;
-        fmt::print("{:<11} {:<12} n={:<3} median |error| {:5.1f}%  worst {:.2f}x\n",
-                   held ? "held-out" : "calibration", sim::metric_name(m), s.n, s.median_abs_pct,
-                   s.worst_ratio);
+    // All points, then each model class (the figures estimate and sim run print are the held-out
+    // ones of the prediction's class).
+    for (auto [cls, name] : kAllAndClasses) {
+      for (bool held : {false, true}) {
+        for (auto m : metrics) {
+          const sim::MetricSummary s = r.summary(held, m, cls);
+          if (s.n == 0) continue;
+          fmt::print("{:<11} {:<5} {:<12} n={:<3} median |error| {:5.1f}%  worst {:.2f}x\n",
+                     held ? "held-out" : "calibration", name, sim::metric_name(m), s.n,
+                     s.median_abs_pct, s.worst_ratio);
+        }
       }
     }
     for (const auto& e : r.failures) fmt::print("not replayed: {}\n", e);

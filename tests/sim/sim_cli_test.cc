@@ -168,6 +168,27 @@ TEST(SimCli, ValidateKvPrintsEveryLogAndTheHalves) {
   EXPECT_NE(bad.out.find("--kv takes"), std::string::npos) << bad.out;
 }
 
+// `sim validate`: the summary per half for all points and then per model class, whose held-out
+// lines are the figures estimate and sim run print; the same in --json's summary_by_class.
+TEST(SimCli, ValidateSummarisesEachHalfPerModelClass) {
+  const std::string data = std::string(TOKPERF_TEST_DATA).append("/../../data/validation");
+  Ran r = run("sim validate --split held-out --data " + data);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("held-out    all   TTFT         n=59"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("held-out    dense TTFT         n=25"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("held-out    moe   TTFT         n=34"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("calibration "), std::string::npos) << r.out;  // no calibration point ran
+  Ran j = run("sim validate --split held-out --json --data " + data);
+  ASSERT_EQ(j.rc, 0) << j.out;
+  const auto doc = nlohmann::json::parse(j.out);
+  int dense_ttft = -1;
+  for (const auto& s : doc["summary_by_class"]) {
+    EXPECT_EQ(s["split"], "held-out");
+    if (s["class"] == "dense" && s["metric"] == "TTFT") dense_ttft = s["n"].get<int>();
+  }
+  EXPECT_EQ(dense_ttft, 25);
+}
+
 TEST(SimCli, ServeSaysWhereAndStopsOnMaxSeconds) {
   Ran r = run("sim serve --port 0 --max-seconds 0.2");
   EXPECT_EQ(r.rc, 0) << r.out;
