@@ -23,6 +23,7 @@ engine_name = ""  # set from --engine: only that preset's calibration points are
 data_dir = root / "data/validation"  # set from --data
 metrics = []  # set from --metric: the metrics the objective sums (default all)
 worst_weight = 50.0  # set from --worst-weight: the penalty per unit of worst ratio above 1.8x
+model_class = ""  # set from --class: only dense or only MoE points in the objective
 
 
 def evaluate(knobs, engine_ids):
@@ -38,6 +39,8 @@ def evaluate(knobs, engine_ids):
     worst = 1.0
     for row in doc["rows"]:
         if row["held_out"] or (engine_ids and row["id"] not in engine_ids):
+            continue
+        if model_class and row["model_class"] != model_class:
             continue
         if metrics and row["metric"] not in metrics:
             continue
@@ -70,8 +73,12 @@ def main():
     ap.add_argument("--metric", action="append", default=[],
                     help="only this metric in the objective (TTFT, TPOT, 'output tok/s'); "
                          "repeatable; default all: fit a knob on the metric it governs")
+    ap.add_argument("--class", dest="model_class", choices=["dense", "moe"], default="",
+                    help="only this model class's points in the objective (default both): fit a "
+                         "knob that only MoE layers pay on MoE points alone")
     a = ap.parse_args()
-    global engine_name, binary, data_dir, worst_weight, metrics
+    global engine_name, binary, data_dir, worst_weight, metrics, model_class
+    model_class = a.model_class
     worst_weight = a.worst_weight
     metrics = a.metric
     engine_name = a.engine

@@ -137,6 +137,7 @@ int run_validate(const ValidateFlags& f) {
     for (const auto& row : r.rows) {
       doc["rows"].push_back({{"id", row.point->id},
                              {"held_out", row.point->held_out},
+                             {"model_class", row.point->moe ? "moe" : "dense"},
                              {"metric", sim::metric_name(row.metric)},
                              {"measured", row.measured},
                              {"predicted", row.predicted},
