@@ -76,6 +76,7 @@ Status Engine::submit(const SimRequest& r) {
   s.id = r.id;
   s.prompt = r.prompt_tokens;
   s.max_tokens = r.max_tokens;
+  s.ignore_eos = r.ignore_eos;
   // The front end (HTTP, tokenisation, request setup) handles one request at a time before the
   // scheduler sees it, so a burst reaches the engine spread out, and the first step starts with
   // the first request only.
@@ -180,6 +181,23 @@ void Engine::schedule_batch(int64_t now_ns, bool prefill_only) {
     }
   }
 
+  // SGLang's budget: the free KV less what the running requests are expected to still claim
+  // (rem_total), and the free KV itself (cur_rem); both shrink by what each admitted prompt takes.
+  double rem_total = 0, cur_rem = 0;
+  std::vector<TokensLeft> eos_states;  // ignore-EOS check: every running request, by tokens left
+  bool eos_states_built = false;
+  const auto by_left = [](const TokensLeft& a, const TokensLeft& b) { return a.left < b.left; };
+  if (cfg_.sglang_admission) {
+    cur_rem = static_cast<double>(kv_.num_free() * cfg_.block_size);
+    rem_total = cur_rem;
+    for (int32_t idx : running_) {
+      const Seq& s = seqs_[static_cast<size_t>(idx)];
+      rem_total -= static_cast<double>(std::min(std::max<int64_t>(0, s.max_tokens - s.generated),
+                                                kSglangClipMaxNewTokens)) *
+                   new_token_ratio_;
+    }
+  }
+
   // 2. Waiting prompts (FCFS) in what is left, unless this step had to preempt (or is an unmixed
   // decode batch).
   if (result_.num_preempted == 0 && (cfg_.mixed_batches || prefill_only)) {
@@ -191,6 +209,23 @@ void Engine::schedule_batch(int64_t now_ns, bool prefill_only) {
       if (cfg_.reserve_max_tokens && s.computed == 0 &&
           reserved_blocks(s) + outstanding > kv_.num_free()) {
         break;  // its whole sequence would not fit beside what running ones may still claim
+      }
+      const int64_t clip_new = std::min(s.max_tokens, kSglangClipMaxNewTokens);
+      if (cfg_.sglang_admission) {
+        if (rem_total <= 0 || cur_rem <= 0) break;
+        if (s.ignore_eos && !cfg_.enable_prefix_caching) {
+          if (!eos_states_built) {
+            for (int32_t r : running_) {
+              const TokensLeft t = tokens_left(seqs_[static_cast<size_t>(r)]);
+              if (t.left > 0) eos_states.push_back(t);
+            }
+            std::sort(eos_states.begin(), eos_states.end(), by_left);
+            eos_states_built = true;
+          }
+          if (!sglang_ignore_eos_fits(eos_states, tokens_left(s), cur_rem, s.prompt)) break;
+        } else if (static_cast<double>(s.tokens() - s.computed + clip_new) >= rem_total) {
+          break;
+        }
       }
       const bool looked_up = cfg_.enable_prefix_caching && s.computed == 0 && !s.hashes.empty();
       const int64_t cached = reuse_cached_prefix(s);
@@ -213,11 +248,75 @@ void Engine::schedule_batch(int64_t now_ns, bool prefill_only) {
       }
       scheduled_.push_back({idx, num_new, s.computed});
       budget -= num_new;
+      if (cfg_.sglang_admission) {
+        // A prompt cut by the chunk budget reserves no output yet (SGLang: its last chunk will).
+        rem_total -= static_cast<double>(num_new + (num_new < need ? 0 : clip_new));
+        cur_rem -= static_cast<double>(num_new);
+        if (eos_states_built) {
+          const TokensLeft t = tokens_left(s);
+          if (t.left > 0) {
+            eos_states.insert(std::upper_bound(eos_states.begin(), eos_states.end(), t, by_left),
+                              t);
+          }
+        }
+      }
       if (cfg_.reserve_max_tokens) {
         outstanding +=
             std::max<int64_t>(0, reserved_blocks(s) - static_cast<int64_t>(s.blocks.size()));
       }
     }
+  }
+}
+
+Engine::TokensLeft Engine::tokens_left(const Seq& s) const {
+  const double ratio = s.ignore_eos ? 1.0 : new_token_ratio_;
+  return {static_cast<double>(s.max_tokens) * ratio - static_cast<double>(s.generated),
+          s.prompt + s.generated};
+}
+
+bool Engine::sglang_ignore_eos_fits(const std::vector<TokensLeft>& sorted,
+                                    const TokensLeft& candidate, double cur_rem_tokens,
+                                    int64_t prompt) const {
+  // SGLang (PrefillAdder.add_one_req_ignore_eos): with the candidate among them, walk the requests
+  // in order of tokens left; before the i-th finishes, the bs = n - i still running each need up
+  // to the next one's tokens left, and every finished one has given back what it occupied.
+  std::vector<TokensLeft> states = sorted;
+  if (candidate.left > 0) {
+    states.insert(
+        std::upper_bound(states.begin(), states.end(), candidate,
+                         [](const TokensLeft& a, const TokensLeft& b) { return a.left < b.left; }),
+        candidate);
+  }
+  const double cur = cur_rem_tokens - static_cast<double>(prompt);
+  double freed = 0;
+  const size_t n = states.size();
+  for (size_t i = 0; i < n; ++i) {
+    const double decode_steps = i + 1 < n ? states[i + 1].left : states[i].left;
+    const auto bs = static_cast<double>(n - i);
+    if (cur + freed - decode_steps * bs <= 0) return false;
+    freed += static_cast<double>(states[i].occupied);
+  }
+  return true;
+}
+
+void Engine::update_new_token_ratio(bool decode_step) {
+  const double init = kSglangInitNewTokenRatio;
+  const double floor = std::min(init * kSglangMinNewTokenRatioFactor, 1.0);
+  if (!decode_step) return;
+  if (result_.num_preempted > 0) {
+    // SGLang's retract_decode: the ratio the remaining requests' progress implies, with room for
+    // kSglangRetractDecodeSteps more tokens each.
+    double decoded = 0, max_new = 0;
+    for (int32_t idx : running_) {
+      const Seq& s = seqs_[static_cast<size_t>(idx)];
+      decoded += static_cast<double>(s.generated);
+      max_new += static_cast<double>(s.max_tokens);
+    }
+    decoded += static_cast<double>(kSglangRetractDecodeSteps * std::ssize(running_));
+    new_token_ratio_ = max_new > 0 ? std::min(1.0, decoded / max_new) : init;
+  } else {
+    new_token_ratio_ =
+        std::max(new_token_ratio_ - (init - floor) / kSglangNewTokenRatioDecaySteps, floor);
   }
 }
 
@@ -240,10 +339,13 @@ const StepResult& Engine::step(int64_t now_ns) {
     }
   }
 
+  if (cfg_.sglang_admission && running_.empty()) new_token_ratio_ = kSglangInitNewTokenRatio;
   schedule_batch(now_ns, prefill_only);
   if (prefill_only && scheduled_.empty() && !running_.empty()) {
+    prefill_only = false;
     schedule_batch(now_ns, false);  // no prefill batch could be formed (no KV blocks): decode
   }
+  if (cfg_.sglang_admission) update_new_token_ratio(!prefill_only && !scheduled_.empty());
   if (scheduled_.empty()) {
     // Nothing runnable yet because the next request is still in the front end: wait for it.
     if (running_.empty() && !waiting_.empty()) {

@@ -36,6 +36,15 @@ struct EngineConfig {
   // run out; true (TensorRT-LLM's GUARANTEED_NO_EVICT, NIM) admits a request only when the blocks
   // for its prompt + max_tokens are free after what running requests may still claim.
   bool reserve_max_tokens = false;
+  // SGLang's admission (its scheduler's PrefillAdder, 0.4.x on): a waiting prompt is admitted only
+  // while it fits beside what the running requests are expected to still need. Each running
+  // request is charged min(max_tokens - generated, 4096) x an adaptive new-token ratio, each new
+  // one prompt + min(max_tokens, 4096). The ratio starts at 0.7, falls by (0.7 - 0.098) / 600 each
+  // decode step to 0.098, is reset from the running requests' progress ((generated + 20 each) /
+  // max_tokens) when a decode step has to preempt, and starts again at 0.7 when the engine idles.
+  // With the prefix cache off, a request that ignores EOS is admitted only when, as the running
+  // requests finish in order of the tokens they have left, the KV cache never runs out.
+  bool sglang_admission = false;
   int64_t num_blocks = 0;  // 0: sized from the cost model's KV capacity
   // A freshly started server that has not served a request yet: the first step with prefill tokens
   // also pays CostKnobs::cold_start_s. Off for every CLI path (they model a warmed server).
@@ -95,6 +104,15 @@ struct EngineStats {
 
 class Engine {
  public:
+  // SGLang's constants (global_config.py, schedule_policy.py): the initial new-token ratio, its
+  // floor as a fraction of it, the decode steps over which it decays, the tokens a retraction
+  // leaves room for per request, and the cap on the max_tokens an estimate counts.
+  static constexpr double kSglangInitNewTokenRatio = 0.7;
+  static constexpr double kSglangMinNewTokenRatioFactor = 0.14;
+  static constexpr double kSglangNewTokenRatioDecaySteps = 600;
+  static constexpr int64_t kSglangRetractDecodeSteps = 20;
+  static constexpr int64_t kSglangClipMaxNewTokens = 4096;
+
   // SGLang's default running-request limit for this deployment (EngineConfig::max_num_seqs 0).
   static int64_t sglang_max_running_requests(const CostModel& cost);
   // `cost` must outlive the engine.
@@ -116,6 +134,8 @@ class Engine {
   EngineStats stats() const;
   const KvBlockPool& kv() const { return kv_; }
   const EngineConfig& config() const { return cfg_; }
+  // EngineConfig::sglang_admission: the new-token ratio the next admission will charge.
+  double new_token_ratio() const { return new_token_ratio_; }
 
  private:
   struct Seq {
@@ -127,6 +147,7 @@ class Engine {
     int64_t scheduled_ns = 0;  // last taken from the waiting queue
     int64_t cached = 0;        // prompt tokens served from the prefix cache when first scheduled
     int64_t max_tokens = 0;
+    bool ignore_eos = true;
     int64_t ready_ns = 0;  // when the serving front end hands it to the scheduler
     std::vector<int32_t> blocks;
     std::vector<uint64_t> hashes;
@@ -153,6 +174,16 @@ class Engine {
   // Steps 1-2 of an iteration into scheduled_: running sequences (only those in prefill when
   // `prefill_only`), then waiting prompts (none in an unmixed decode batch).
   void schedule_batch(int64_t now_ns, bool prefill_only);
+  // SGLang's admission (EngineConfig::sglang_admission): the KV tokens it still counts free once
+  // running requests' expected growth is set aside, and its check for a request that ignores EOS.
+  struct TokensLeft {
+    double left;       // tokens it may still generate
+    int64_t occupied;  // prompt + generated: freed when it finishes
+  };
+  TokensLeft tokens_left(const Seq& s) const;
+  bool sglang_ignore_eos_fits(const std::vector<TokensLeft>& sorted, const TokensLeft& candidate,
+                              double cur_rem_tokens, int64_t prompt) const;
+  void update_new_token_ratio(bool decode_step);
 
   const CostModel& cost_;
   EngineConfig cfg_;
@@ -167,6 +198,7 @@ class Engine {
   EngineStats stats_;
   int64_t frontend_free_ns_ = 0;  // the serial front end (API server, tokenizer) is busy until then
   bool cold_paid_ = false;        // cold_start: the first prefill step has paid cold_start_s
+  double new_token_ratio_ = kSglangInitNewTokenRatio;  // sglang_admission
 };
 
 }  // namespace tokperf::sim

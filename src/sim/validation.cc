@@ -318,13 +318,19 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
     } else if (name == "mixed_batches") {
       if (value != 0 && value != 1) return Error{"knob 'mixed_batches' takes 0 or 1"};
       c.mixed_batches = value == 1;
+    } else if (name == "enable_prefix_caching") {
+      if (value != 0 && value != 1) return Error{"knob 'enable_prefix_caching' takes 0 or 1"};
+      c.enable_prefix_caching = value == 1;
+    } else if (name == "sglang_admission") {
+      if (value != 0 && value != 1) return Error{"knob 'sglang_admission' takes 0 or 1"};
+      c.sglang_admission = value == 1;
     } else {
       std::string known;
       for (const auto& [n, _] : doubles) known += n + ", ";
       return Error{"unknown knob '" + name + "'; accepted: " + known +
                    "max_num_seqs, max_num_batched_tokens, enable_chunked_prefill, mixed_batches, "
-                   "dp_attention, cuda_graph_max_batch, profile_tokens, profile_seqs, "
-                   "kv_cache_tokens"};
+                   "enable_prefix_caching, sglang_admission, dp_attention, cuda_graph_max_batch, "
+                   "profile_tokens, profile_seqs, kv_cache_tokens"};
     }
   }
   return Status::Ok();

@@ -432,6 +432,86 @@ TEST(Engine, ReserveMaxTokensAdmitsOnlyWhatCanFinishWithoutPreemption) {
   }
 }
 
+// SGLang's admission (EngineConfig::sglang_admission). With the prefix cache off, requests that
+// ignore EOS are admitted only while every running one can still reach its last token: three
+// requests of 16 + 48 tokens need 12 blocks of the 10, so two start and nothing is ever preempted,
+// where admitting as prompt KV frees (vLLM's way) starts all three and has to preempt.
+TEST(Engine, SglangAdmissionOfIgnoreEosRequestsNeverRunsTheCacheOut) {
+  for (bool sglang : {false, true}) {
+    EngineConfig cfg;
+    cfg.num_blocks = 10;  // 160 tokens
+    cfg.mixed_batches = false;
+    cfg.enable_prefix_caching = false;
+    cfg.sglang_admission = sglang;
+    Engine e(cost(), cfg);
+    for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(e.submit(req(i, 16, 48)).ok());
+    const StepResult& s = e.step(0);
+    EXPECT_EQ(s.num_seqs, sglang ? 2 : 3) << "sglang=" << sglang;
+    std::vector<SeqEvent> events;
+    drain(e, s.duration_ns, &events);
+    const auto finished = std::count_if(events.begin(), events.end(), [](const SeqEvent& ev) {
+      return ev.kind == SeqEventKind::kFinished;
+    });
+    EXPECT_EQ(finished, 3);
+    if (sglang) {
+      EXPECT_EQ(e.stats().preemptions_total, 0);
+    } else {
+      EXPECT_GT(e.stats().preemptions_total, 0);
+    }
+  }
+}
+
+// With the prefix cache on, SGLang charges a new request its prompt + max_tokens and each running
+// one its tokens left x the new-token ratio: 0.7 at first, falling by (0.7 - 0.098) / 600 with
+// every decode step (a prefill step leaves it). Requests of 16 + 100 tokens in 320: two start
+// (116 + 116; a third would need 116 of the 88 left), the third once their discounted
+// reservation leaves room, the fourth not before they finish. When the cache then runs out and a
+// decode step preempts, the ratio jumps back up (at most 1); an idle engine starts from 0.7.
+TEST(Engine, SglangNewTokenRatioDecaysPerDecodeStepAndJumpsOnPreemption) {
+  EngineConfig cfg;
+  cfg.num_blocks = 20;  // 320 tokens
+  cfg.mixed_batches = false;
+  cfg.sglang_admission = true;
+  Engine e(cost(), cfg);
+  for (uint64_t i = 0; i < 4; ++i) ASSERT_TRUE(e.submit(req(i, 16, 100)).ok());
+  const double init = Engine::kSglangInitNewTokenRatio;
+  const double decay = (init - init * Engine::kSglangMinNewTokenRatioFactor) /
+                       Engine::kSglangNewTokenRatioDecaySteps;
+  int64_t now = 0;
+  const StepResult& first = e.step(now);
+  EXPECT_EQ(first.num_seqs, 2);
+  EXPECT_EQ(e.new_token_ratio(), init);
+  now += first.duration_ns;
+  // Free 320 - 2 x 16 = 288, the two reserve 2 x 99 x 0.7 = 138.6: 149.4 left, room for 116.
+  const StepResult& second = e.step(now);
+  EXPECT_EQ(second.num_seqs, 1);
+  EXPECT_EQ(second.prefill_tokens, 16);
+  EXPECT_EQ(e.new_token_ratio(), init);
+  now += second.duration_ns;
+  // Free 272, the three reserve (99 + 99 + 100) x 0.7 = 208.6: 63.4 left, no room: a decode step.
+  const StepResult& decode = e.step(now);
+  EXPECT_EQ(decode.num_seqs, 3);
+  EXPECT_EQ(decode.prefill_tokens, 0);
+  EXPECT_DOUBLE_EQ(e.new_token_ratio(), init - decay);
+  now += decode.duration_ns;
+  double before = e.new_token_ratio();
+  bool jumped = false;
+  while (e.has_work()) {
+    const StepResult& r = e.step(now);
+    now += r.duration_ns;
+    if (r.num_preempted > 0 && r.prefill_tokens == 0) {
+      EXPECT_GT(e.new_token_ratio(), before);
+      EXPECT_LE(e.new_token_ratio(), 1.0);
+      jumped = true;
+    }
+    before = e.new_token_ratio();
+  }
+  EXPECT_TRUE(jumped) << "the ratio-discounted admission should have overcommitted the cache";
+  ASSERT_TRUE(e.submit(req(9, 16, 4)).ok());
+  e.step(now);
+  EXPECT_EQ(e.new_token_ratio(), init);
+}
+
 }  // namespace
 }  // namespace tokperf::sim
 

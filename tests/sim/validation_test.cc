@@ -351,6 +351,17 @@ TEST(Validation, KnobOverridesNameTheUnknownKnob) {
   ASSERT_TRUE(apply_knob_overrides({{"enable_chunked_prefill", 0}}, p).ok());
   EXPECT_FALSE(p.config.enable_chunked_prefill);
   EXPECT_FALSE(apply_knob_overrides({{"enable_chunked_prefill", 0.5}}, p).ok());
+  // The prefix cache (a point whose command turns it off) and SGLang's admission are switches too.
+  ASSERT_TRUE(apply_knob_overrides({{"enable_prefix_caching", 0}}, p).ok());
+  EXPECT_FALSE(p.config.enable_prefix_caching);
+  ASSERT_FALSE(p.config.sglang_admission);
+  ASSERT_TRUE(apply_knob_overrides({{"sglang_admission", 1}}, p).ok());
+  EXPECT_TRUE(p.config.sglang_admission);
+  const Status two = apply_knob_overrides({{"sglang_admission", 2}}, p);
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.error().find("'sglang_admission' takes 0 or 1"), std::string::npos);
+  EXPECT_FALSE(apply_knob_overrides({{"enable_prefix_caching", -1}}, p).ok());
+  EXPECT_TRUE(find_engine_preset("sglang").value().config.sglang_admission);
 }
 
 TEST(Validation, BadSetFilesAreRefusedWithTheReason) {
