@@ -96,8 +96,9 @@ std::vector<EnginePreset> make_presets() {
   sglang.device_batch_defaults = false;
   sglang.description =
       "SGLang defaults: mem_fraction_static ~0.88, chunked_prefill_size 8192, radix prefix "
-      "cache, on-demand KV with retraction, prefill and decode in separate batches (kernel "
-      "efficiencies as vLLM; for MoE layers 54.7 us per step and routed-expert GEMMs at 0.068 of "
+      "cache, admission that reserves the running requests' expected tokens, retraction, "
+      "prefill and decode in separate batches (16-bit GEMMs at 0.525 of peak, fitted on SGLang "
+      "0.4.0 dense points; for MoE layers 54.7 us per step and routed-expert GEMMs at 0.068 of "
       "the dense rate, fitted on DeepSeek-R1 "
       "calibration points)";
   // mem_fraction_static: SGLang 0.4.x's default for one GPU (0.87 at tp 2, 0.85 at 4, 0.81 at 8,
@@ -117,6 +118,13 @@ std::vector<EnginePreset> make_presets() {
   // block-scaled FP8 GEMMs that small reach 14-119 TFLOP/s on an H100 (M = 16-128, N = 2,112,
   // K = 7,168: vllm-project/vllm#23280), 1-6% of the FP8 peak. Unvalidated for other MoE models.
   // Refitted (68 -> 54.7 us, the factor unchanged) once the preset ran SGLang's unmixed batches.
+  // Its 16-bit GEMMs (prefill above all): fitted on the calibration points of the SGLang 0.4.0
+  // dense batch (Llama-3.3-70B TP4 and Llama-3.1-405B TP8 in BF16 on H200; scripts/fit_sim.py
+  // --engine sglang --knob compute_efficiency=0.75, with sglang_admission on; docs/SIMULATOR.md,
+  // "Eighth change"): their light-load TTFT and their overloaded output rate (1,024-token prompts:
+  // prefill is most of the work) both said prefill ran at ~0.7 of the vLLM points' rate. No dense
+  // data of later SGLang versions exists in the set; the FP8 (W8A8) points do not use this knob.
+  sglang.knobs.compute_efficiency = 0.525;
   sglang.knobs.moe_layer_overhead_s = 54.7e-6;
   sglang.knobs.moe_expert_compute_factor = 0.068;
   // No --max-running-requests: SGLang sizes its limit from the KV memory it has (at least 2,048
@@ -125,6 +133,9 @@ std::vector<EnginePreset> make_presets() {
   // SGLang does not put decode tokens into a prefill batch unless --enable-mixed-chunk is given
   // (server_args.py: enable_mixed_chunk = False); a prefill batch runs whenever one can be formed.
   sglang.config.mixed_batches = false;
+  // SGLang admits a prompt only while it fits beside the running requests' expected growth
+  // (EngineConfig::sglang_admission), not as soon as its prompt's KV is free as vLLM does.
+  sglang.config.sglang_admission = true;
   v.push_back(sglang);
 
   EnginePreset trt = vllm;

@@ -35,6 +35,10 @@ TEST(EnginePreset, VllmIsTheDefaultKnobsAndConfigWithV1sFittedCosts) {
   EXPECT_EQ(p.knobs.gpu_memory_utilization, k.gpu_memory_utilization);
   // The presets derived from it start from the knobs before that fit.
   EXPECT_EQ(find_engine_preset("sglang").value().knobs.request_latency_s, 0);
+  // SGLang's own: its admission, and the 16-bit GEMM rate fitted on its 0.4.0 dense points.
+  EXPECT_TRUE(find_engine_preset("sglang").value().config.sglang_admission);
+  EXPECT_FALSE(p.config.sglang_admission);
+  EXPECT_EQ(find_engine_preset("sglang").value().knobs.compute_efficiency, 0.525);
   EXPECT_EQ(find_engine_preset("vllm-v0").value().knobs.request_latency_s, 0);
   EXPECT_EQ(p.config.max_num_seqs, EngineConfig{}.max_num_seqs);
   EXPECT_FALSE(p.config.reserve_max_tokens);
