@@ -186,7 +186,6 @@ void Engine::schedule_batch(int64_t now_ns, bool prefill_only) {
   double rem_total = 0, cur_rem = 0;
   std::vector<TokensLeft> eos_states;  // ignore-EOS check: every running request, by tokens left
   bool eos_states_built = false;
-  const auto by_left = [](const TokensLeft& a, const TokensLeft& b) { return a.left < b.left; };
   if (cfg_.sglang_admission) {
     cur_rem = static_cast<double>(kv_.num_free() * cfg_.block_size);
     rem_total = cur_rem;
@@ -210,7 +209,8 @@ void Engine::schedule_batch(int64_t now_ns, bool prefill_only) {
           reserved_blocks(s) + outstanding > kv_.num_free()) {
         break;  // its whole sequence would not fit beside what running ones may still claim
       }
-      const int64_t clip_new = std::min(s.max_tokens, kSglangClipMaxNewTokens);
+      const int64_t clip_new =  // SGLang charges a new request at most this much output
+          cfg_.sglang_admission ? std::min(s.max_tokens, kSglangClipMaxNewTokens) : 0;
       if (cfg_.sglang_admission) {
         if (rem_total <= 0 || cur_rem <= 0) break;
         if (s.ignore_eos && !cfg_.enable_prefix_caching) {
@@ -219,7 +219,7 @@ void Engine::schedule_batch(int64_t now_ns, bool prefill_only) {
               const TokensLeft t = tokens_left(seqs_[static_cast<size_t>(r)]);
               if (t.left > 0) eos_states.push_back(t);
             }
-            std::sort(eos_states.begin(), eos_states.end(), by_left);
+            std::sort(eos_states.begin(), eos_states.end(), fewer_tokens_left);
             eos_states_built = true;
           }
           if (!sglang_ignore_eos_fits(eos_states, tokens_left(s), cur_rem, s.prompt)) break;
@@ -255,8 +255,8 @@ void Engine::schedule_batch(int64_t now_ns, bool prefill_only) {
         if (eos_states_built) {
           const TokensLeft t = tokens_left(s);
           if (t.left > 0) {
-            eos_states.insert(std::upper_bound(eos_states.begin(), eos_states.end(), t, by_left),
-                              t);
+            eos_states.insert(
+                std::upper_bound(eos_states.begin(), eos_states.end(), t, fewer_tokens_left), t);
           }
         }
       }
@@ -279,22 +279,25 @@ bool Engine::sglang_ignore_eos_fits(const std::vector<TokensLeft>& sorted,
                                     int64_t prompt) const {
   // SGLang (PrefillAdder.add_one_req_ignore_eos): with the candidate among them, walk the requests
   // in order of tokens left; before the i-th finishes, the bs = n - i still running each need up
-  // to the next one's tokens left, and every finished one has given back what it occupied.
-  std::vector<TokensLeft> states = sorted;
-  if (candidate.left > 0) {
-    states.insert(
-        std::upper_bound(states.begin(), states.end(), candidate,
-                         [](const TokensLeft& a, const TokensLeft& b) { return a.left < b.left; }),
-        candidate);
-  }
+  // to the next one's tokens left, and every finished one has given back what it occupied. The
+  // candidate is merged in place as the walk passes its position, not copied into the list.
+  const bool with = candidate.left > 0;
+  const size_t at = with ? static_cast<size_t>(std::upper_bound(sorted.begin(), sorted.end(),
+                                                                candidate, fewer_tokens_left) -
+                                               sorted.begin())
+                         : sorted.size();
+  const size_t n = sorted.size() + (with ? 1 : 0);
+  auto state = [&](size_t i) -> const TokensLeft& {
+    if (!with || i < at) return sorted[i];
+    return i == at ? candidate : sorted[i - 1];
+  };
   const double cur = cur_rem_tokens - static_cast<double>(prompt);
   double freed = 0;
-  const size_t n = states.size();
   for (size_t i = 0; i < n; ++i) {
-    const double decode_steps = i + 1 < n ? states[i + 1].left : states[i].left;
+    const double decode_steps = i + 1 < n ? state(i + 1).left : state(i).left;
     const auto bs = static_cast<double>(n - i);
     if (cur + freed - decode_steps * bs <= 0) return false;
-    freed += static_cast<double>(states[i].occupied);
+    freed += static_cast<double>(state(i).occupied);
   }
   return true;
 }

@@ -180,6 +180,9 @@ class Engine {
     double left;       // tokens it may still generate
     int64_t occupied;  // prompt + generated: freed when it finishes
   };
+  static bool fewer_tokens_left(const TokensLeft& a, const TokensLeft& b) {
+    return a.left < b.left;
+  }
   TokensLeft tokens_left(const Seq& s) const;
   bool sglang_ignore_eos_fits(const std::vector<TokensLeft>& sorted, const TokensLeft& candidate,
                               double cur_rem_tokens, int64_t prompt) const;

@@ -285,19 +285,24 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       {"eager_layer_host_s", &k.eager_layer_host_s},
       {"profile_overhead_bytes", &k.profile_overhead_bytes},
   };
+  // Switches of the engine config and the cost model: 0 or 1, nothing else.
+  const std::map<std::string, bool*> switches = {
+      {"enable_chunked_prefill", &c.enable_chunked_prefill},
+      {"mixed_batches", &c.mixed_batches},
+      {"enable_prefix_caching", &c.enable_prefix_caching},
+      {"sglang_admission", &c.sglang_admission},
+      {"dp_attention", &k.dp_attention},
+  };
   for (const auto& [name, value] : o) {
     if (auto it = doubles.find(name); it != doubles.end()) {
       *it->second = value;
+    } else if (auto sw = switches.find(name); sw != switches.end()) {
+      if (value != 0 && value != 1) return Error{"knob '" + name + "' takes 0 or 1"};
+      *sw->second = value == 1;
     } else if (name == "max_num_seqs") {
       c.max_num_seqs = static_cast<int64_t>(value);
     } else if (name == "max_num_batched_tokens") {
       c.max_num_batched_tokens = static_cast<int64_t>(value);
-    } else if (name == "enable_chunked_prefill") {
-      if (value != 0 && value != 1) return Error{"knob 'enable_chunked_prefill' takes 0 or 1"};
-      c.enable_chunked_prefill = value == 1;
-    } else if (name == "dp_attention") {
-      if (value != 0 && value != 1) return Error{"knob 'dp_attention' takes 0 or 1"};
-      k.dp_attention = value == 1;
     } else if (name == "profile_tokens" || name == "profile_seqs") {
       if (value < 0 || value != std::floor(value)) {
         return Error{"knob '" + name + "' takes a whole number of tokens (0: unknown)"};
@@ -315,22 +320,13 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
         return Error{"knob 'kv_cache_tokens' takes a whole number of tokens (0: from memory)"};
       }
       k.kv_cache_tokens = static_cast<int64_t>(value);
-    } else if (name == "mixed_batches") {
-      if (value != 0 && value != 1) return Error{"knob 'mixed_batches' takes 0 or 1"};
-      c.mixed_batches = value == 1;
-    } else if (name == "enable_prefix_caching") {
-      if (value != 0 && value != 1) return Error{"knob 'enable_prefix_caching' takes 0 or 1"};
-      c.enable_prefix_caching = value == 1;
-    } else if (name == "sglang_admission") {
-      if (value != 0 && value != 1) return Error{"knob 'sglang_admission' takes 0 or 1"};
-      c.sglang_admission = value == 1;
     } else {
       std::string known;
       for (const auto& [n, _] : doubles) known += n + ", ";
+      for (const auto& [n, _] : switches) known += n + ", ";
       return Error{"unknown knob '" + name + "'; accepted: " + known +
-                   "max_num_seqs, max_num_batched_tokens, enable_chunked_prefill, mixed_batches, "
-                   "enable_prefix_caching, sglang_admission, dp_attention, cuda_graph_max_batch, "
-                   "profile_tokens, profile_seqs, kv_cache_tokens"};
+                   "max_num_seqs, max_num_batched_tokens, cuda_graph_max_batch, profile_tokens, "
+                   "profile_seqs, kv_cache_tokens"};
     }
   }
   return Status::Ok();
