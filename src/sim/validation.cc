@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -69,9 +70,10 @@ double statistic(std::vector<double> v, bool median) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
-// Requests measured, their TTFT/TPOT and the output rate over the measured window.
+// Requests measured, their TTFT/TPOT (and every inter-token gap) and the output rate over the
+// measured window.
 struct Measured {
-  std::vector<double> ttft_ms, tpot_ms;
+  std::vector<double> ttft_ms, tpot_ms, itl_ms;
   double output_tokens = 0;
   int64_t first_send = INT64_MAX, last_end = 0;
 };
@@ -83,6 +85,9 @@ void collect(const RequestTimeline& t, Measured& m) {
   if (e.size() >= 2) {
     m.tpot_ms.push_back(static_cast<double>(e.back().t_ns - e.front().t_ns) / 1e6 /
                         static_cast<double>(e.size() - 1));
+  }
+  for (size_t i = 1; i < e.size(); ++i) {
+    m.itl_ms.push_back(static_cast<double>(e[i].t_ns - e[i - 1].t_ns) / 1e6);
   }
   m.output_tokens += static_cast<double>(e.size());
   m.first_send = std::min(m.first_send, t.send_ns);
@@ -215,6 +220,16 @@ Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir)
         p.input_tokens = w.at("input_tokens");
         p.output_tokens = w.at("output_tokens");
         p.start_together = w.value("start", "") == "together";
+        const std::string throughput = w.value("throughput", "measured_requests");
+        if (throughput != "measured_requests" && throughput != "tokens_in_window") {
+          return Error{where + ": workload throughput must be measured_requests or " +
+                       "tokens_in_window, not " + throughput};
+        }
+        p.tokens_in_window = throughput == "tokens_in_window";
+        if (p.tokens_in_window && (p.start_together || p.request_rate > 0)) {
+          return Error{where + ": throughput tokens_in_window is replayed only for a closed " +
+                       "loop without start: together"};
+        }
         if (!w.value("ignore_eos", true)) p.max_tokens = w.at("max_tokens");
         p.range_ratio = w.value("range_ratio", 0.0);
         if (!(p.range_ratio >= 0 && p.range_ratio <= 1)) {
@@ -230,7 +245,17 @@ Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir)
           return Error{where + ": max_tokens must be at least the mean output_tokens"};
         }
       }
-      p.median = j.value("stat", "").find("median") != std::string::npos;
+      std::string stat = j.value("stat", "");
+      std::transform(stat.begin(), stat.end(), stat.begin(),
+                     [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      p.median = stat.find("median") != std::string::npos || stat.find("p50") != std::string::npos;
+      const std::string tpot_statistic = j.value("tpot_statistic", "tpot");
+      if (tpot_statistic != "tpot" && tpot_statistic != "itl") {
+        return Error{where +
+                     ": tpot_statistic must be tpot (per request) or itl (every gap), not " +
+                     tpot_statistic};
+      }
+      p.tpot_is_itl = tpot_statistic == "itl";
       p.cold_start = j.value("cold_start", false);
       if (j.contains("engine_settings")) {
         for (const auto& [name, value] : j.at("engine_settings").items()) {
@@ -486,6 +511,18 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     for (const auto& t : run->timelines) {
       if (t.phase == Phase::kMeasure) collect(t, m);
     }
+    if (p.tokens_in_window && m.last_end > m.first_send) {
+      // Every token inside the measured window, warm-up and cool-down requests' included (the
+      // cool-down ones are cut when the last measured request ends, as the source's requests are
+      // at its window's end, and their tokens so far count): the steady-state rate the source
+      // counted.
+      m.output_tokens = 0;
+      for (const auto& t : run->timelines) {
+        for (const auto& e : t.token_events) {
+          if (e.t_ns >= m.first_send && e.t_ns <= m.last_end) m.output_tokens += 1;
+        }
+      }
+    }
   }
   if (m.ttft_ms.empty()) {
     out.error = "no request produced a token";
@@ -500,7 +537,7 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
         out.predicted[metric] = statistic(ttft, p.median);
         break;
       case ValidationMetric::kTpot:
-        out.predicted[metric] = statistic(m.tpot_ms, p.median);
+        out.predicted[metric] = statistic(p.tpot_is_itl ? m.itl_ms : m.tpot_ms, p.median);
         break;
       case ValidationMetric::kOutputThroughput:
         out.predicted[metric] = window_s > 0 ? m.output_tokens / window_s : NAN;
@@ -632,14 +669,15 @@ std::string held_out_accuracy_line(std::string_view gpu_id, std::string_view eng
                                    ModelClass cls) {
   const accuracy::HeldOutFigures& f = figures_of(cls);
   const char* what = cls == ModelClass::kMoe ? "mixture-of-experts" : "dense";
+  // Rounded up, so the bound printed is never tighter than the median measured (8.5% is "±9%").
   auto pm = [](int n, double pct) {
-    return n > 0 ? fmt::format("±{:.0f}%", pct) : std::string("(no held-out point)");
+    return n > 0 ? fmt::format("±{:.0f}%", std::ceil(pct)) : std::string("(no held-out point)");
   };
   std::string line = fmt::format(
       "accuracy: TTFT typically within {}, TPOT {}, output throughput {} (median |error| on {} "
       "held-out published runs of {} models; worst {:.1f}x off; docs/SIMULATOR.md)",
       pm(f.ttft_n, f.ttft_pct), pm(f.tpot_n, f.tpot_pct), pm(f.output_n, f.output_pct), f.runs,
-      what, f.worst_ratio);
+      what, std::ceil(f.worst_ratio * 10) / 10);
   std::vector<std::string> unvalidated;
   if (!gpu_id.empty() && !listed(f.gpus, gpu_id))
     unvalidated.push_back(fmt::format("GPU '{}'", gpu_id));

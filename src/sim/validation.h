@@ -55,7 +55,17 @@ struct ValidationPoint {
   // A Hugging Face config.json's fields (points.jsonl `model_config`) for a model the catalog
   // lacks (`sim_model` "custom"); empty: `sim_model` is a catalog id.
   std::string model_config;
-  bool median = false;  // the published statistic: median (else the table's mean)
+  // The published statistic: median (the source's `stat` names a median or a p50, in any case),
+  // else the table's mean.
+  bool median = false;
+  // The source's TPOT figure is an inter-token latency over every gap of every request
+  // (bench_serving's median_itl_ms, "ITL p50"), not a per-request TPOT (points.jsonl
+  // `tpot_statistic: "itl"`): the replay takes the statistic over the measured requests' gaps.
+  bool tpot_is_itl = false;
+  // closed, spread start only. The source's output rate counts every token that arrived inside
+  // its measurement window, whichever request carried it (a steady-state window, workload
+  // `throughput: "tokens_in_window"`); otherwise the measured requests' tokens over their span.
+  bool tokens_in_window = false;
   // The source sent its requests to a freshly started server with no warm-up (points.jsonl
   // `cold_start`, with the source's words in `cold_start_evidence`).
   bool cold_start = false;

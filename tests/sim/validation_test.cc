@@ -7,6 +7,7 @@
 // drifts from them (better or worse: regenerate the header and the docs together).
 #include "sim/validation.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -165,6 +166,68 @@ TEST(Validation, StartTogetherMeasuresTheOpeningBurst) {
             2 * spread.predicted.at(ValidationMetric::kTtft));
 }
 
+// A steady-state window (workload `throughput: tokens_in_window`) counts every token that arrived
+// in it, so the rate is the engine's: c users x output tokens / one request's time. Counting only
+// the measured requests' tokens over their span leaves out the warm-up and cool-down requests
+// that share the window with them, and comes out lower.
+TEST(Validation, TokensInWindowCountEveryRequestsTokens) {
+  ValidationPoint p = synthetic_point("vllm", "llama-3.1-8b", "h100");
+  p.concurrency = 16;
+  p.input_tokens = 512;
+  p.output_tokens = 256;
+  p.median = false;  // means: a request's time is its mean TTFT + 255 x its mean TPOT
+  p.published[ValidationMetric::kOutputThroughput] = 1;
+  p.published[ValidationMetric::kTtft] = 1;
+  p.published[ValidationMetric::kTpot] = 1;
+  const PointPrediction requests = predict_point(p);
+  p.tokens_in_window = true;
+  const PointPrediction window = predict_point(p);
+  ASSERT_TRUE(requests.error.empty() && window.error.empty()) << requests.error << window.error;
+  const auto& w = window.predicted;
+  const double steady =
+      16.0 * 256 / ((w.at(ValidationMetric::kTtft) + 255 * w.at(ValidationMetric::kTpot)) / 1e3);
+  EXPECT_NEAR(w.at(ValidationMetric::kOutputThroughput), steady, 0.05 * steady);
+  EXPECT_LT(requests.predicted.at(ValidationMetric::kOutputThroughput),
+            0.9 * w.at(ValidationMetric::kOutputThroughput));
+  // The latency figures are the measured requests' either way.
+  EXPECT_EQ(requests.predicted.at(ValidationMetric::kTtft), w.at(ValidationMetric::kTtft));
+}
+
+// A source whose TPOT figure is the median gap between streamed tokens (bench_serving's
+// median_itl_ms, `tpot_statistic: "itl"`) is compared with the replay's median gap: under SGLang's
+// unmixed batches a request's decode waits out other requests' prefill steps, which raise its
+// TPOT but not the typical gap.
+TEST(Validation, ItlPointsTakeTheStatisticOverEveryGap) {
+  ValidationPoint p = synthetic_point("sglang", "llama-3.1-8b", "h100");
+  p.request_rate = 8;
+  p.requests = 200;
+  p.input_tokens = 2048;
+  p.output_tokens = 128;
+  p.median = true;
+  p.published[ValidationMetric::kTpot] = 1;
+  const PointPrediction tpot = predict_point(p);
+  p.tpot_is_itl = true;
+  const PointPrediction itl = predict_point(p);
+  ASSERT_TRUE(tpot.error.empty() && itl.error.empty()) << tpot.error << itl.error;
+  EXPECT_LT(itl.predicted.at(ValidationMetric::kTpot), tpot.predicted.at(ValidationMetric::kTpot));
+}
+
+// The published statistic is read from the source's words: a median or a p50, however written.
+TEST(Validation, MedianAndP50AreReadAsMedians) {
+  std::set<std::string> medians;
+  for (const auto& p : points()) {
+    if (p.median) medians.insert(p.id);
+  }
+  // "Median TTFT (ms)", "p50 TTFT", "TTFT p50", "median_ttft_ms"; NIM's unnamed table values and
+  // "Mean TTFT" are means.
+  EXPECT_TRUE(medians.count("rtx4090-mistral7b-256-c48"));
+  EXPECT_TRUE(medians.count("qwen3-8b-bf16-l40s-vllm0102-steady-512-256-c16"));
+  EXPECT_TRUE(medians.count("qwen25-0.5b-l4-vllm0230-256-128-c16"));
+  EXPECT_TRUE(medians.count("lambda-h100-mistral7b-tp1"));
+  EXPECT_FALSE(medians.count("nim-70b-fp8-2xh100-5000-500-c5"));
+  EXPECT_FALSE(medians.count("ix870-dsr1-fp8-8xh200-sglang-1k1k-c32"));
+}
+
 // A source that drew lengths uniformly from [len x ratio, len] (workload `range_ratio`) is replayed
 // with lengths drawn from that range, the same draw every run.
 TEST(Validation, RangeRatioDrawsLengthsFromAFixedSeed) {
@@ -317,6 +380,11 @@ TEST(Validation, CliLineStatesTheGeneratedFigures) {
             std::string::npos)
       << moe;
   EXPECT_NE(moe, line);
+  // The figures are rounded up: the line never claims a tighter error than the one measured.
+  EXPECT_NE(line.find(fmt::format("TPOT ±{:.0f}%", std::ceil(accuracy::kDense.tpot_pct))),
+            std::string::npos)
+      << line;
+  EXPECT_GE(std::ceil(accuracy::kDense.tpot_pct), accuracy::kDense.tpot_pct);
 }
 
 TEST(Validation, CliLineSaysWhenTheGpuOrEngineWasNeverValidated) {
@@ -410,6 +478,28 @@ TEST(Validation, BadSetFilesAreRefusedWithTheReason) {
   ASSERT_FALSE(short_lens.ok());
   EXPECT_NE(short_lens.error().find("one entry per request"), std::string::npos)
       << short_lens.error();
+  // The output-rate rule and the TPOT statistic take known words only.
+  auto odd_window = write_point(closed + R"("throughput":"window"})");
+  ASSERT_FALSE(odd_window.ok());
+  EXPECT_NE(odd_window.error().find("measured_requests or tokens_in_window"), std::string::npos)
+      << odd_window.error();
+  auto window_together =
+      write_point(closed + R"("start":"together","throughput":"tokens_in_window"})");
+  ASSERT_FALSE(window_together.ok());
+  EXPECT_NE(window_together.error().find("without start: together"), std::string::npos)
+      << window_together.error();
+  auto window = write_point(closed + R"("throughput":"tokens_in_window"})");
+  ASSERT_TRUE(window.ok()) << window.error();
+  EXPECT_TRUE(window->front().tokens_in_window);
+  std::ofstream(dir / "points.jsonl")
+      << R"({"id":"x","source":"s","engine":"vllm","model":"m","sim_model":"mistral-7b",)"
+      << R"("gpu":"g","sim_gpu":"h100","dtype":"bf16","tp":1,"tpot_statistic":"p90","workload":)"
+      << closed << R"("start":"together"},"published":{"tpot_ms":10}})"
+      << "\n";
+  auto odd_statistic = load_validation_set(dir.string());
+  ASSERT_FALSE(odd_statistic.ok());
+  EXPECT_NE(odd_statistic.error().find("tpot_statistic must be tpot"), std::string::npos)
+      << odd_statistic.error();
   // An inline model_config is read as a Hugging Face config; a broken one is named.
   auto write_config = [&](const std::string& config) {
     std::ofstream(dir / "points.jsonl")
