@@ -9,7 +9,8 @@ namespace tokperf::sim {
 namespace {
 
 TEST(EnginePreset, EveryNamedPresetIsFoundAndUnknownOnesListTheAccepted) {
-  for (const char* name : {"vllm", "vllm-v0", "vllm-v0.6", "sglang", "trtllm", "nim"}) {
+  for (const char* name :
+       {"vllm", "vllm-v0", "vllm-v0.6", "sglang", "sglang-0.4", "trtllm", "nim"}) {
     auto p = find_engine_preset(name);
     ASSERT_TRUE(p.ok()) << name;
     EXPECT_EQ(p->name, name);
@@ -18,7 +19,8 @@ TEST(EnginePreset, EveryNamedPresetIsFoundAndUnknownOnesListTheAccepted) {
   auto bad = find_engine_preset("tgi");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("'tgi'"), std::string::npos);
-  EXPECT_NE(bad.error().find("vllm, vllm-v0, vllm-v0.6, sglang, trtllm, nim"), std::string::npos);
+  EXPECT_NE(bad.error().find("vllm, vllm-v0, vllm-v0.6, sglang, sglang-0.4, trtllm, nim"),
+            std::string::npos);
 }
 
 // The vllm preset is the default knobs and config but for the V1 engine's own costs, fitted on its
@@ -108,6 +110,30 @@ TEST(EnginePreset, VllmV06IsVllmV0WithLessCpuTimePerStep) {
   prefill.add(1000, 0, true, true);
   EXPECT_NEAR(old_loop.step_time_s(prefill) - multi_step.step_time_s(prefill),
               v0.knobs.step_overhead_s - v06.knobs.step_overhead_s, 1e-9);
+}
+
+// SGLang 0.4.x is the sglang preset (same memory, admission, unmixed batches) with a cost per
+// running request per step: a decode step of 200 requests takes 200 x that longer, one of 1 request
+// barely longer.
+TEST(EnginePreset, Sglang04IsSglangWithACostPerRunningRequest) {
+  const EnginePreset now = find_engine_preset("sglang").value();
+  const EnginePreset v04 = find_engine_preset("sglang-0.4").value();
+  EXPECT_GT(v04.knobs.per_seq_overhead_s, now.knobs.per_seq_overhead_s);
+  EXPECT_EQ(v04.knobs.gpu_memory_utilization, now.knobs.gpu_memory_utilization);
+  EXPECT_EQ(v04.knobs.moe_layer_overhead_s, now.knobs.moe_layer_overhead_s);
+  EXPECT_EQ(v04.config.mixed_batches, now.config.mixed_batches);
+  EXPECT_EQ(v04.config.sglang_admission, now.config.sglang_admission);
+  EXPECT_EQ(v04.config.max_num_seqs, now.config.max_num_seqs);
+
+  const Deployment d{find_model("llama-3.1-70b").value(), find_gpu("h200").value(), DType::kBf16,
+                     DType::kBf16, 4};
+  const CostModel later(d, now.knobs), early(d, v04.knobs);
+  StepShape big, one;
+  for (int i = 0; i < 200; ++i) big.add(1, 700, true, false);
+  one.add(1, 700, true, false);
+  const double per_seq = v04.knobs.per_seq_overhead_s - now.knobs.per_seq_overhead_s;
+  EXPECT_NEAR(early.step_time_s(big) - later.step_time_s(big), 200 * per_seq, 1e-9);
+  EXPECT_NEAR(early.step_time_s(one) - later.step_time_s(one), per_seq, 1e-9);
 }
 
 TEST(EnginePreset, NimStoresFp8KvForFp8WeightsWhereVllmKeeps16Bit) {
