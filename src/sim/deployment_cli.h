@@ -22,7 +22,7 @@ struct EngineConfig;
 void add_deployment_flags(CLI::App& sub, DeploymentFlags& f,
                           const std::string& model_flag = "--model", const std::string& group = "");
 
-// --engine vllm|vllm-v0|vllm-v0.6|sglang|sglang-0.4|trtllm|nim: the serving engine whose defaults and overheads apply
+// --engine NAME (engine_preset_names()): the serving engine whose defaults and overheads apply
 // (sim/engine_preset.h). Separate from the deployment flags: bench's built-in target has none.
 void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group = "");
 

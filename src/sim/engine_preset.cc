@@ -139,19 +139,19 @@ std::vector<EnginePreset> make_presets() {
   v.push_back(sglang);
 
   // SGLang 0.4.x (December 2024 - February 2025), as vllm-v0/vllm-v0.6 are per vLLM version: the
-  // same defaults and admission, with a cost per running request per step and the 16-bit GEMM
-  // rate fitted together on the 9 calibration points whose sources ran 0.4.x (scripts/fit_sim.py
-  // --engine sglang-0.4 --knob compute_efficiency=0.525 --knob per_seq_overhead_s=0.0001
-  // --rounds 6 --grid 0.5,0.7,0.85,0.93,1.07,1.15,1.3 -> 0.525, 48.9 us; docs/SIMULATOR.md,
-  // "Tenth change"). At the hundreds of requests its overloaded runs held, 48.9 us each is the
-  // 10-20 ms a decode step took beyond the model's kernels (70B at 8 requests/s: median gap
-  // 70.8 ms published). The points are assigned by the version their source records, not by fit.
+  // same defaults, admission and 16-bit GEMM rate, with a cost per running request per step; the
+  // two were fitted together on the 9 calibration points whose sources ran 0.4.x
+  // (scripts/fit_sim.py --engine sglang-0.4 --knob compute_efficiency=0.525 --knob
+  // per_seq_overhead_s=0.0001 --rounds 6 --grid 0.5,0.7,0.85,0.93,1.07,1.15,1.3 -> the GEMM
+  // rate unchanged at 0.525, 48.9 us; docs/SIMULATOR.md, "Tenth change"). At the hundreds of
+  // requests its overloaded runs held, 48.9 us each is the 10-20 ms a decode step took beyond the
+  // model's kernels (70B at 8 requests/s: median gap 70.8 ms published). The points are assigned by
+  // the version their source records, not by fit.
   EnginePreset sglang04 = sglang;
   sglang04.name = "sglang-0.4";
   sglang04.description =
       "SGLang 0.4.x (Dec 2024 - Feb 2025): as sglang, with a fitted cost per running request per "
-      "step and its own 16-bit GEMM rate";
-  sglang04.knobs.compute_efficiency = 0.525;
+      "step";
   sglang04.knobs.per_seq_overhead_s = 48.9e-6;
   v.push_back(sglang04);
 

@@ -1,9 +1,8 @@
 // Engine presets: the defaults of real serving engines that change what a deployment can hold and
 // how fast it answers (KV-cache dtype, memory fraction, batch and token limits, admission policy,
-// per-request and per-step overheads). `--engine
-// vllm|vllm-v0|vllm-v0.6|sglang|sglang-0.4|trtllm|nim` picks one; vllm is the default and equals
-// CostKnobs{} / EngineConfig{} on a large GPU (see for_gpu below for the batch limits it takes
-// elsewhere). Values and evidence: docs/SIMULATOR.md.
+// per-request and per-step overheads). `--engine NAME` picks one (engine_preset_names() below);
+// vllm is the default and equals CostKnobs{} / EngineConfig{} on a large GPU (see for_gpu below
+// for the batch limits it takes elsewhere). Values and evidence: docs/SIMULATOR.md.
 #pragma once
 
 #include <string>

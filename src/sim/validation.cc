@@ -73,6 +73,7 @@ double statistic(std::vector<double> v, bool median) {
 // Requests measured, their TTFT/TPOT (and every inter-token gap) and the output rate over the
 // measured window.
 struct Measured {
+  bool keep_gaps = false;  // itl_ms is kept only for points that publish a gap statistic
   std::vector<double> ttft_ms, tpot_ms, itl_ms;
   double output_tokens = 0;
   int64_t first_send = INT64_MAX, last_end = 0;
@@ -86,7 +87,7 @@ void collect(const RequestTimeline& t, Measured& m) {
     m.tpot_ms.push_back(static_cast<double>(e.back().t_ns - e.front().t_ns) / 1e6 /
                         static_cast<double>(e.size() - 1));
   }
-  for (size_t i = 1; i < e.size(); ++i) {
+  for (size_t i = 1; m.keep_gaps && i < e.size(); ++i) {
     m.itl_ms.push_back(static_cast<double>(e[i].t_ns - e[i - 1].t_ns) / 1e6);
   }
   m.output_tokens += static_cast<double>(e.size());
@@ -413,6 +414,7 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     return lv;
   };
   Measured m;
+  m.keep_gaps = p.tpot_is_itl;
   // Requests the source sent with a 0 output length (bursts and rate points with per-request
   // lengths): they completed at the source with no error, their first token being EOS, which
   // streams no text. Each takes its share of the prefill (one sampled token) and, as the source
