@@ -57,6 +57,11 @@ struct CostKnobs {
   // token's way back): added to TTFT, unlike request_overhead_s, which the front end serves one
   // request at a time. Fitted per engine preset.
   double request_latency_s = 0;
+  // The same serial front end, per streamed token of each request (detokenise, build and write the
+  // stream's chunk): each step's outputs pass through it one at a time after the step ends, so a
+  // token reaches the client when the front end has handled it and every output before it, and a
+  // new request waits behind them. 0: outputs leave at the step's end.
+  double output_overhead_s = 0;
   // Per MoE layer per step: routing, token permutation and the grouped-GEMM launch that a dense
   // layer does not pay (plus expert-parallel dispatch when experts are spread over GPUs).
   double moe_layer_overhead_s = 0;

@@ -28,6 +28,9 @@ struct DeploymentFlags {
   // --kv-cache-tokens: the KV cache the engine reported at start-up (CostKnobs::kv_cache_tokens);
   // 0 computes it from memory.
   int64_t kv_cache_tokens = 0;
+  // --frontend-us-per-token: the front end's time per streamed token of each request, in
+  // microseconds (CostKnobs::output_overhead_s); negative keeps the preset's.
+  double frontend_us_per_token = -1;
 };
 
 // A preset's knobs for the engine settings a run really uses (its profiling shape follows

@@ -58,10 +58,19 @@ void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group
                      "max_total_num_tokens, per GPU under --dp-attention); default: computed "
                      "from memory")
           ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  CLI::Option* fe =
+      sub.add_option("--frontend-us-per-token", f.frontend_us_per_token,
+                     "the serving front end's time per streamed token of each request, in "
+                     "microseconds (detokenise, build and write the chunk; one thread, shared with "
+                     "new requests' set-up): a property of the host's CPU as much as of the "
+                     "engine; default: the --engine preset's (vllm: 136.85, fitted on the "
+                     "calibration runs' hosts; the others 0: not modelled)")
+          ->check(CLI::Range(0.0, 1e6));
   if (!group.empty()) {
     o->group(group);
     g->group(group);
     kv->group(group);
+    fe->group(group);
   }
 }
 
@@ -103,7 +112,8 @@ nlohmann::json deployment_json(const DeploymentFlags& d) {
           {"dp_attention", d.dp_attention},
           {"engine", d.engine},
           {"cuda_graph_max_batch", d.cuda_graph_max_batch},
-          {"kv_cache_tokens", d.kv_cache_tokens}};
+          {"kv_cache_tokens", d.kv_cache_tokens},
+          {"frontend_us_per_token", d.frontend_us_per_token}};
 }
 
 }  // namespace tokperf::sim

@@ -83,8 +83,18 @@ Status Engine::submit(const SimRequest& r) {
   const CostKnobs& k = cost_.knobs();
   const double front_s =
       k.request_overhead_s + k.request_overhead_per_token_s * static_cast<double>(r.prompt_tokens);
-  s.ready_ns = std::max(r.arrival_ns, frontend_free_ns_) + std::llround(front_s * 1e9);
-  frontend_free_ns_ = s.ready_ns;
+  const int64_t front_ns = std::llround(front_s * 1e9);
+  if (r.arrival_ns < outputs_start_ns_) {
+    // It reached the front end before the last step's outputs did (a driver submits what arrives
+    // during a step before the step's end): served first, and whatever follows the outputs
+    // starts that much later.
+    s.ready_ns = std::max(r.arrival_ns, free_before_outputs_ns_) + front_ns;
+    free_before_outputs_ns_ = s.ready_ns;
+    frontend_free_ns_ += front_ns;
+  } else {
+    s.ready_ns = std::max(r.arrival_ns, frontend_free_ns_) + front_ns;
+    frontend_free_ns_ = s.ready_ns;
+  }
   s.ready_ns += std::llround(k.request_latency_s * 1e9);  // on its way, not holding the front end
   s.target_out = r.ignore_eos ? r.max_tokens : draw_output_length(r.max_tokens);
   s.hashes = r.prefix_block_hashes;
@@ -404,6 +414,18 @@ const StepResult& Engine::step(int64_t now_ns) {
       s.target_out = -1;  // marks it for removal below
       any_finished = true;
     }
+  }
+  // The front end hands the step's outputs to their streams one at a time (output_overhead_s).
+  if (const double per_out = cost_.knobs().output_overhead_s; per_out > 0) {
+    const auto each_ns = std::llround(per_out * 1e9);
+    free_before_outputs_ns_ = frontend_free_ns_;
+    outputs_start_ns_ = std::max(frontend_free_ns_, end_ns);
+    int64_t t = outputs_start_ns_;
+    for (SeqEvent& ev : result_.events) {
+      if (ev.kind != SeqEventKind::kFinished) t += each_ns;
+      ev.t_ns = t;
+    }
+    frontend_free_ns_ = t;
   }
   if (any_finished) {
     auto done = [this](int32_t idx) {

@@ -200,7 +200,11 @@ class Engine {
   StepResult result_;
   EngineStats stats_;
   int64_t frontend_free_ns_ = 0;  // the serial front end (API server, tokenizer) is busy until then
-  bool cold_paid_ = false;        // cold_start: the first prefill step has paid cold_start_s
+  // output_overhead_s: when the front end starts on the last step's outputs, and when it was free
+  // before them (for requests that arrive before that start but are submitted after the step).
+  int64_t outputs_start_ns_ = 0;
+  int64_t free_before_outputs_ns_ = 0;
+  bool cold_paid_ = false;  // cold_start: the first prefill step has paid cold_start_s
   double new_token_ratio_ = kSglangInitNewTokenRatio;  // sglang_admission
 };
 

@@ -41,6 +41,7 @@ std::vector<EnginePreset> make_presets() {
   v1.knobs.step_overhead_s = 0.735e-3;
   v1.knobs.request_overhead_s = 5.52e-3;
   v1.knobs.request_latency_s = 30.3e-3;
+  v1.knobs.output_overhead_s = 136.85e-6;
   v.push_back(v1);
 
   // vLLM 0.5.4 (V0 engine, mid-2024): the Python scheduler, sampler and detokeniser ran in the

@@ -38,10 +38,11 @@ Estimate compute_estimate(const CostModel& cost, const EstimateRequest& req) {
   e.decode_bound_last_s = cost.decode_bound_s(req.prompt_tokens + req.output_tokens);
 
   // One request on an idle engine: the serving front end, the prompt in chunks of the step
-  // budget, then one step per token.
+  // budget, then one step per token; the front end passes each token on after its step.
   e.expected_ttft_s =
       cost.knobs().request_overhead_s + cost.knobs().request_latency_s +
-      cost.knobs().request_overhead_per_token_s * static_cast<double>(req.prompt_tokens);
+      cost.knobs().request_overhead_per_token_s * static_cast<double>(req.prompt_tokens) +
+      cost.knobs().output_overhead_s;
   const int64_t chunk = std::max<int64_t>(1, req.max_num_batched_tokens);
   for (int64_t done = 0; done < req.prompt_tokens;) {
     const int64_t n = std::min(chunk, req.prompt_tokens - done);
@@ -158,6 +159,13 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
                      "batches run eager, at least {} of host launch each\n",
                      k.cuda_graph_max_batch, ms(host_s));
   }
+  if (k.output_overhead_s > 0) {
+    out += fmt::format(
+        "  front end: {:.1f} us per streamed token of each request, so at most {:.0f} tokens/s "
+        "streamed in all (fitted on the calibration runs' hosts; it depends on the CPU: "
+        "--frontend-us-per-token)\n",
+        k.output_overhead_s * 1e6, 1.0 / k.output_overhead_s);
+  }
   line("TTFT", ms(e.expected_ttft_s));
   line("TPOT", ms(e.expected_tpot_s));
   line("end to end", ms(e.expected_e2e_s));
@@ -181,6 +189,8 @@ nlohmann::json estimate_to_json(const Estimate& e, const CostModel& cost,
       {"tp", d.tp},
       {"dp_attention", cost.dp_attention()},
       {"cuda_graph_max_batch", cost.knobs().cuda_graph_max_batch},
+      // The front end's time per streamed token of each request (0: not modelled).
+      {"frontend_us_per_token", k.output_overhead_s * 1e6},
       // The engine's own KV size when --kv-cache-tokens gave it (null: from memory).
       {"kv_cache_tokens_given",
        k.kv_cache_tokens > 0 ? nlohmann::json(k.kv_cache_tokens) : nlohmann::json()},

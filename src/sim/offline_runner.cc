@@ -1,6 +1,7 @@
 #include "sim/offline_runner.h"
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <queue>
 #include <string>
@@ -34,6 +35,7 @@ class VirtualLevel {
         const int64_t t = next_timer();
         if (t < 0) break;  // nothing runnable and nothing due (cannot happen with a sane driver)
         now_ = std::max(now_, t);
+        deliver(now_);
         expire(now_, true);
         pump(now_);
         continue;
@@ -43,11 +45,15 @@ class VirtualLevel {
       // What falls due during the step happens at its own time and meets the slots as they were
       // before the step's requests finished.
       for (int64_t t = next_timer(); t >= 0 && t < step_end; t = next_timer()) {
+        deliver(t);
         expire(t, true);
         pump(t);
       }
       now_ = step_end;
-      for (const SeqEvent& ev : r.events) on_event(ev);
+      // Events reach the client at their own time: the step's end, or later when the engine's
+      // front end passes outputs on one at a time (CostKnobs::output_overhead_s).
+      outbox_.insert(outbox_.end(), r.events.begin(), r.events.end());
+      deliver(now_);
       // A request still running when its timeout falls exactly at the step's end failed it.
       expire(now_, true);
       pump(now_);
@@ -66,12 +72,24 @@ class VirtualLevel {
  private:
   using Deadline = std::pair<int64_t, uint64_t>;  // (virtual time, seq)
 
-  // The earliest of the driver's wake-up and the next timeout; -1: none.
+  // The earliest of the driver's wake-up, the next timeout and the next event still on its way;
+  // -1: none.
   int64_t next_timer() {
     while (!deadlines_.empty() && !live_.contains(deadlines_.top().second)) deadlines_.pop();
     int64_t t = driver_.wake_at();
     if (!deadlines_.empty() && (t < 0 || deadlines_.top().first < t)) t = deadlines_.top().first;
+    if (!outbox_.empty() && (t < 0 || outbox_.front().t_ns < t)) t = outbox_.front().t_ns;
     return t;
+  }
+
+  // Hands the client every event due by `now`. The engine stamps events in time order (its front
+  // end is serial), so the outbox is a queue.
+  void deliver(int64_t now) {
+    while (!outbox_.empty() && outbox_.front().t_ns <= now) {
+      const SeqEvent ev = outbox_.front();
+      outbox_.pop_front();
+      on_event(ev);
+    }
   }
 
   // Fails every request whose timeout is before `now` (or at it, when `inclusive`: a request still
@@ -221,9 +239,10 @@ class VirtualLevel {
   Engine engine_;
   LevelDriver driver_;
   std::unordered_map<uint64_t, RequestTimeline> live_;  // in flight, by seq
-  std::vector<RequestTimeline> done_;  // ended (without on_finished)
+  std::vector<RequestTimeline> done_;                   // ended (without on_finished)
   uint64_t next_seq_ = 0;
   std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
+  std::deque<SeqEvent> outbox_;  // events stamped later than now (the front end's queue)
   int64_t now_ = 0;
   int64_t block_size_;
   // Sessions: prompt + output tokens of each open session's last finished turn.

@@ -1,6 +1,8 @@
 // Runs the Engine in real time on an EventLoop: requests are submitted as they arrive, steps run
 // back to back, and each step's events are delivered when the step ends in real time. The engine's
-// clock is CLOCK_MONOTONIC in ns (the loop's clock), so SeqEvent::t_ns is the step's deadline.
+// clock is CLOCK_MONOTONIC in ns (the loop's clock), so SeqEvent::t_ns is the step's deadline, or
+// later when the engine's front end passes outputs on one at a time (CostKnobs::output_overhead_s):
+// such an event is delivered at its own time, after every event before it.
 //
 // Timing: a step starting at S with modelled duration D has its deadline at S + D on an absolute
 // timer; the next step starts at that deadline (not at when the timer fired), so scheduling delays
@@ -13,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <unordered_map>
 #include <vector>
@@ -66,16 +69,20 @@ class RealtimeDriver {
   void schedule_start();
   void start_step(int64_t start_ns);
   void on_step_end();
+  void deliver(const SeqEvent& ev);
+  void arm_late_timer();  // REQUIRES: late_ not empty, no late timer armed
 
   EventLoop& loop_;
   Engine engine_;
   std::unordered_map<uint64_t, EventSink> sinks_;
   std::vector<SeqEvent> pending_;     // the in-flight step's events, delivered at its deadline
   std::vector<SeqEvent> delivering_;  // swapped with pending_ while sinks run
+  std::deque<SeqEvent> late_;         // events stamped after their step's deadline, in time order
   bool in_flight_ = false;
   bool start_scheduled_ = false;
   uint64_t start_timer_ = 0;
   uint64_t step_timer_ = 0;
+  uint64_t late_timer_ = 0;
   int64_t deadline_ns_ = 0;
   Lag lag_;
 };

@@ -303,6 +303,7 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       {"request_overhead_s", &k.request_overhead_s},
       {"request_overhead_per_token_s", &k.request_overhead_per_token_s},
       {"request_latency_s", &k.request_latency_s},
+      {"output_overhead_s", &k.output_overhead_s},
       {"kv_read_factor", &k.kv_read_factor},
       {"moe_layer_overhead_s", &k.moe_layer_overhead_s},
       {"moe_expert_compute_factor", &k.moe_expert_compute_factor},

@@ -136,6 +136,16 @@ TEST(EnginePreset, Sglang04IsSglangWithACostPerRunningRequest) {
   EXPECT_NEAR(early.step_time_s(one) - later.step_time_s(one), per_seq, 1e-9);
 }
 
+// The per-token front-end cost was fitted for vLLM V1 only (docs/SIMULATOR.md, "Eleventh
+// change"); the other presets leave it out rather than borrow it.
+TEST(EnginePreset, OnlyVllmV1PassesEachStreamedTokenThroughItsFrontEnd) {
+  for (const EnginePreset& p : engine_presets()) {
+    if (p.name == "vllm") continue;
+    EXPECT_EQ(p.knobs.output_overhead_s, 0) << p.name;
+  }
+  EXPECT_NEAR(find_engine_preset("vllm").value().knobs.output_overhead_s, 136.85e-6, 1e-12);
+}
+
 TEST(EnginePreset, NimStoresFp8KvForFp8WeightsWhereVllmKeeps16Bit) {
   DeploymentFlags f;
   f.model = "llama-3.1-70b";

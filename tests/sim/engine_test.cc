@@ -408,6 +408,73 @@ TEST(Engine, RequestLatencyDelaysEachRequestWithoutHoldingUpTheNext) {
   EXPECT_EQ(e.step(now).num_seqs, 3);
 }
 
+// output_overhead_s: the front end passes a step's outputs on one at a time after the step ends,
+// so the k-th output of a step reaches the client k x the cost after it, a finish leaves with its
+// last token, and a request that arrives after the step waits behind them.
+TEST(Engine, FrontEndStampsEachOutputInTurnAfterTheStep) {
+  CostKnobs k;
+  k.request_overhead_s = 1e-3;
+  k.request_overhead_per_token_s = 0;
+  k.output_overhead_s = 100e-6;
+  const CostModel c(cost().deployment(), k);
+  Engine e(c, EngineConfig{});
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(e.submit(req(i, 16, 1)).ok());
+  // The front end hands the three over 1 ms apart; at 3 ms all are ready.
+  const StepResult& wait = e.step(0);
+  ASSERT_EQ(wait.duration_ns, 1'000'000);
+  const StepResult& r = e.step(3'000'000);
+  ASSERT_EQ(r.num_seqs, 3);
+  const int64_t end = 3'000'000 + r.duration_ns;
+  std::vector<int64_t> first, finished;
+  for (const SeqEvent& ev : r.events) {
+    if (ev.kind == SeqEventKind::kFirstToken) first.push_back(ev.t_ns);
+    if (ev.kind == SeqEventKind::kFinished) finished.push_back(ev.t_ns);
+  }
+  EXPECT_EQ(first, (std::vector<int64_t>{end + 100'000, end + 200'000, end + 300'000}));
+  EXPECT_EQ(finished, first);  // max_tokens 1: each finishes with its only token
+  for (size_t i = 1; i < r.events.size(); ++i) {
+    EXPECT_LE(r.events[i - 1].t_ns, r.events[i].t_ns);  // in time order: drivers queue them
+  }
+  // A request arriving at the step's end waits for the three outputs, then its own 1 ms.
+  SimRequest late = req(9, 16, 1);
+  late.arrival_ns = end;
+  ASSERT_TRUE(e.submit(late).ok());
+  const StepResult& w2 = e.step(end);
+  EXPECT_EQ(w2.num_seqs, 0);
+  EXPECT_EQ(w2.duration_ns, 300'000 + 1'000'000);
+}
+
+// A request that reached the front end before a step's outputs did (drivers submit what arrives
+// during a step before they see its end) is served first, not behind outputs it came before.
+TEST(Engine, FrontEndServesARequestThatArrivedBeforeTheOutputsFirst) {
+  CostKnobs k;
+  k.request_overhead_s = 1e-3;
+  k.request_overhead_per_token_s = 0;
+  k.output_overhead_s = 50e-3;  // longer than a decode step, so the order shows
+  const CostModel c(cost().deployment(), k);
+  Engine e(c, EngineConfig{});
+  ASSERT_TRUE(e.submit(req(0, 16, 4)).ok());
+  ASSERT_EQ(e.step(0).duration_ns, 1'000'000);
+  const StepResult& r = e.step(1'000'000);
+  ASSERT_EQ(r.num_seqs, 1);
+  const int64_t end = 1'000'000 + r.duration_ns;
+  ASSERT_EQ(r.events.front().t_ns, end + 50'000'000);
+  // Arrived during that step, submitted after it: ready 1 ms after its arrival, not behind the
+  // output (end + 51 ms), so the step after next runs it.
+  SimRequest early = req(1, 16, 1);
+  early.arrival_ns = end - 10'000;
+  ASSERT_TRUE(e.submit(early).ok());
+  const StepResult& next = e.step(end);  // the first request's second decode step
+  ASSERT_EQ(next.num_seqs, 1);
+  const int64_t end2 = end + next.duration_ns;
+  ASSERT_GT(end2, end - 10'000 + 1'000'000);
+  ASSERT_LT(end2, end + 51'000'000);
+  // Its 1 ms still counts: the second step's output waits for the first output's 50 ms and the
+  // newcomer's 1 ms.
+  EXPECT_EQ(next.events.front().t_ns, end + 51'000'000 + 50'000'000);
+  EXPECT_EQ(e.step(end2).num_seqs, 2);
+}
+
 TEST(Engine, ReserveMaxTokensAdmitsOnlyWhatCanFinishWithoutPreemption) {
   for (bool reserve : {false, true}) {
     EngineConfig cfg;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 namespace tokperf::sim {
 namespace {
 
@@ -39,6 +41,49 @@ TEST(OfflineRunner, ClosedLoopKeepsConcurrencyAndMarksWarmup) {
   // The third request starts exactly when one of the first two ends.
   EXPECT_EQ(t[2].send_ns, std::min(t[0].end_ns, t[1].end_ns));
   EXPECT_EQ(run->total_output_tokens, 50);
+}
+
+// With a front end that passes outputs on one at a time (CostKnobs::output_overhead_s), tokens
+// reach the client after the step that made them, and a closed loop sends the next request when
+// the client saw the last one finish, not when the engine's step ended.
+TEST(OfflineRunner, ClientSeesOutputsWhenTheFrontEndPassesThemOn) {
+  CostKnobs k;
+  k.request_overhead_s = 0;  // both reach the first step
+  k.output_overhead_s = 3e-3;
+  const CostModel slow(cost().deployment(), k);
+  OfflineWorkload w;
+  w.prompt_tokens = 200;
+  w.output_tokens = 10;
+  w.concurrency = 2;
+  w.requests = 4;
+  w.warmup = 0;
+  auto run = run_offline(slow, EngineConfig{}, w);
+  ASSERT_TRUE(run.ok()) << run.error();
+  CostKnobs k0 = k;
+  k0.output_overhead_s = 0;
+  const CostModel fast(cost().deployment(), k0);
+  auto base = run_offline(fast, EngineConfig{}, w);
+  ASSERT_TRUE(base.ok()) << base.error();
+  const auto& t = run->timelines;
+  ASSERT_EQ(t.size(), 4u);
+  for (const auto& r : t) {
+    EXPECT_TRUE(r.ok());
+    EXPECT_EQ(r.token_events.size(), 10u);
+    EXPECT_EQ(r.end_ns, r.token_events.back().t_ns);
+  }
+  // The first two share every step: one of them gets each output 3 ms after the step, the other
+  // 6 ms, so their tokens are never stamped together.
+  for (size_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(std::abs(t[0].token_events[i].t_ns - t[1].token_events[i].t_ns), 3'000'000);
+  }
+  // The third starts exactly when the client saw one of the first two end.
+  EXPECT_EQ(t[2].send_ns, std::min(t[0].end_ns, t[1].end_ns));
+  // Without the cost, the same first step's tokens leave at its end, together; with it, 3 and
+  // 6 ms later.
+  const auto& b = base->timelines;
+  ASSERT_EQ(b[0].token_events[0].t_ns, b[1].token_events[0].t_ns);
+  EXPECT_EQ(std::min(t[0].token_events[0].t_ns, t[1].token_events[0].t_ns),
+            b[0].token_events[0].t_ns + 3'000'000);
 }
 
 TEST(OfflineRunner, OpenLoopSendsAtTheGivenTimes) {

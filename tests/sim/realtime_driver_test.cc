@@ -27,8 +27,7 @@ SimRequest request(uint64_t id, int64_t prompt, int64_t out) {
   return r;
 }
 
-TEST(RealtimeDriver, MatchesTheVirtualTimeEngineStepForStep) {
-  const CostModel cost = default_cost();
+void expect_same_schedule_as_virtual_time(const CostModel& cost) {
   // Virtual time: both requests at 0, steps back to back.
   Engine engine(cost, EngineConfig{});
   ASSERT_TRUE(engine.submit(request(1, 300, 5)).ok());
@@ -67,6 +66,20 @@ TEST(RealtimeDriver, MatchesTheVirtualTimeEngineStepForStep) {
   }
   EXPECT_EQ(driver.lag().steps, engine.stats().steps_total);
   EXPECT_EQ(driver.live_requests(), 0u);
+}
+
+TEST(RealtimeDriver, MatchesTheVirtualTimeEngineStepForStep) {
+  expect_same_schedule_as_virtual_time(default_cost());
+}
+
+// A front end that passes outputs on one at a time (CostKnobs::output_overhead_s) stamps them
+// after their step's end; the driver holds each until its own time, in order.
+TEST(RealtimeDriver, DeliversOutputsStampedAfterTheStepAtTheirOwnTime) {
+  CostKnobs k;
+  k.request_overhead_s = 0;
+  k.request_overhead_per_token_s = 0;
+  k.output_overhead_s = 5e-3;
+  expect_same_schedule_as_virtual_time(CostModel(*resolve_deployment(DeploymentFlags{}), k));
 }
 
 TEST(RealtimeDriver, AbortFreesKvAndSilencesTheRequest) {

@@ -135,6 +135,44 @@ TEST(SimCli, TheEnginesLoggedKvSizeReplacesTheComputedOne) {
   EXPECT_NE(bad.out.find("--kv-cache-tokens"), std::string::npos) << bad.out;
 }
 
+// --frontend-us-per-token replaces the preset's front-end time per streamed token: estimate
+// reports it and the cap it puts on streamed tokens, and with many streams sim run's output rate
+// is capped by it (0 lifts the cap).
+TEST(SimCli, TheFrontEndsTimePerStreamedTokenCanBeGiven) {
+  const std::string base = "--model llama-3.1-8b --gpu h100";
+  const nlohmann::json vllm = estimate_json(base),
+                       sglang = estimate_json(base + " --engine sglang"),
+                       off = estimate_json(base + " --frontend-us-per-token 0"),
+                       given = estimate_json(base + " --frontend-us-per-token 400");
+  EXPECT_GT(vllm["frontend_us_per_token"].get<double>(), 0);
+  EXPECT_EQ(sglang["frontend_us_per_token"].get<double>(), 0);
+  EXPECT_EQ(off["frontend_us_per_token"].get<double>(), 0);
+  EXPECT_NEAR(given["frontend_us_per_token"].get<double>(), 400, 1e-6);
+  // One request: its first token passes the front end once.
+  EXPECT_NEAR(given["expected_ttft_s"].get<double>() - off["expected_ttft_s"].get<double>(), 400e-6,
+              1e-9);
+  Ran text = run("estimate " + base + " --frontend-us-per-token 400");
+  EXPECT_NE(text.out.find("at most 2500 tokens/s streamed"), std::string::npos) << text.out;
+  const auto out_rate = [](const std::string& extra) {
+    const Ran r = run_shell(std::string(TOKPERF_BINARY) +
+                            " sim run --model llama-3.1-8b --gpu h100 -c 128 -n 256 "
+                            "--input-tokens 128 --output-tokens 64 --ignore-eos --no-save "
+                            "--no-history --json " +
+                            extra + " 2>/dev/null | cat");
+    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_TRUE(j.is_object()) << r.out;
+    return j.is_object() ? j["levels"][0]["throughput"]["output_tokens_per_s"].get<double>() : 0.0;
+  };
+  // 400 us a token: at most 2,500 tokens/s however many streams; without it, far more.
+  const double capped = out_rate("--frontend-us-per-token 400"),
+               free = out_rate("--frontend-us-per-token 0");
+  EXPECT_LE(capped, 2500);
+  EXPECT_GT(free, 2 * capped);
+  Ran bad = run("estimate " + base + " --frontend-us-per-token -1");
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--frontend-us-per-token"), std::string::npos) << bad.out;
+}
+
 // More concurrent streams than descriptors (the built-in target's server shares the process, so
 // two a stream): bench says so before the run, naming the limit, instead of leaving only connect
 // errors to explain it; within the limit it says nothing.
