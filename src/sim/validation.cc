@@ -77,7 +77,22 @@ struct Measured {
   std::vector<double> ttft_ms, tpot_ms, itl_ms;
   double output_tokens = 0;
   int64_t first_send = INT64_MAX, last_end = 0;
+  // > 0: the rate's window is this many seconds, the sum of several runs' windows (pooled runs,
+  // each from its own t = 0), instead of last_end - first_send.
+  double pooled_window_s = 0;
 };
+
+// Adds one run's measurements to a pool of runs of the same point: the requests' figures side by
+// side, the tokens and the windows summed.
+void pool(const Measured& run, Measured& into) {
+  into.ttft_ms.insert(into.ttft_ms.end(), run.ttft_ms.begin(), run.ttft_ms.end());
+  into.tpot_ms.insert(into.tpot_ms.end(), run.tpot_ms.begin(), run.tpot_ms.end());
+  into.itl_ms.insert(into.itl_ms.end(), run.itl_ms.begin(), run.itl_ms.end());
+  into.output_tokens += run.output_tokens;
+  if (run.last_end > run.first_send) {
+    into.pooled_window_s += static_cast<double>(run.last_end - run.first_send) / 1e9;
+  }
+}
 
 void collect(const RequestTimeline& t, Measured& m) {
   if (!t.ok() || t.token_events.empty()) return;
@@ -481,9 +496,14 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     if (!run_open_level(lv)) return out;
   } else {
     // A closed loop (a client with `concurrency` slots and a queue, as vLLM's bench and AIPerf
-    // run it) whose first users start spread over one request's length, so the measured requests
-    // are not in lock-step as identical requests started together would stay in a deterministic
-    // engine: real clients drift apart within a few requests.
+    // run it) in the state real clients drift into within a few requests: users at random phases
+    // of one cycle. A deterministic engine with fixed output lengths keeps whatever queue the
+    // start built (a request finishes a fixed number of steps after its first token, so the loop
+    // re-sends at the rate the queue is served), so the start has to be that state already. A
+    // first pass spreads the users evenly over one unloaded request's E2E; the scored passes
+    // place them at random times over the median E2E the first pass measured under load, one
+    // pass per fixed seed, pooled: one draw of the phases is a noisy sample of what a long real
+    // run, whose phases keep moving, averages over.
     OfflineLevel one;
     one.prompt_tokens = p.input_tokens;
     one.output_tokens = p.output_tokens;
@@ -494,37 +514,73 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
       out.error = single.ok() ? "a single request does not run" : single.error();
       return out;
     }
-    const int64_t e2e = std::max<int64_t>(1, single->end_ns);
     const int64_t c = p.concurrency;
     const int64_t n = p.requests > 0 ? p.requests : std::max<int64_t>(40, 4 * c);
-    OfflineLevel lv = slotted_level();
     const int64_t warm = 2 * c, total = warm + n + c;
-    for (int64_t i = 0; i < total; ++i) {
-      const int64_t at = i < c ? i * e2e / c : e2e;
-      const Phase phase = i < warm       ? Phase::kWarmup
-                          : i < warm + n ? Phase::kMeasure
-                                         : Phase::kCooldown;
-      lv.plan.arrivals.push_back(PlannedArrival{at, phase, i});
-    }
-    auto run = run_offline_level(cost, cfg, lv);
-    if (!run.ok()) {
-      out.error = run.error();
+    // seed 0: evenly spaced; otherwise random phases from that seed.
+    auto spread_over = [&](int64_t cycle_ns, uint64_t seed) {
+      std::vector<int64_t> starts;
+      std::mt19937_64 rng(seed);
+      std::uniform_int_distribution<int64_t> phase(0, cycle_ns - 1);
+      for (int64_t i = 0; i < c; ++i) {
+        starts.push_back(seed != 0 && i > 0 ? phase(rng) : i * cycle_ns / c);
+      }
+      std::sort(starts.begin(), starts.end());
+      OfflineLevel lv = slotted_level();
+      for (int64_t i = 0; i < total; ++i) {
+        const int64_t at = i < c ? starts[static_cast<size_t>(i)] : cycle_ns;
+        const Phase phase = i < warm       ? Phase::kWarmup
+                            : i < warm + n ? Phase::kMeasure
+                                           : Phase::kCooldown;
+        lv.plan.arrivals.push_back(PlannedArrival{at, phase, i});
+      }
+      return run_offline_level(cost, cfg, lv);
+    };
+    auto first = spread_over(std::max<int64_t>(1, single->end_ns), 0);
+    if (!first.ok()) {
+      out.error = first.error();
       return out;
     }
-    for (const auto& t : run->timelines) {
-      if (t.phase == Phase::kMeasure) collect(t, m);
+    std::vector<int64_t> loaded_e2e;
+    for (const auto& t : first->timelines) {
+      if (t.phase == Phase::kMeasure && t.ok()) loaded_e2e.push_back(t.end_ns - t.send_ns);
     }
-    if (p.tokens_in_window && m.last_end > m.first_send) {
-      // Every token inside the measured window, warm-up and cool-down requests' included (the
-      // cool-down ones are cut when the last measured request ends, as the source's requests are
-      // at its window's end, and their tokens so far count): the steady-state rate the source
-      // counted.
-      m.output_tokens = 0;
+    if (loaded_e2e.empty()) {
+      out.error = "no measured request of the closed loop finished";
+      return out;
+    }
+    std::nth_element(loaded_e2e.begin(), loaded_e2e.begin() + loaded_e2e.size() / 2,
+                     loaded_e2e.end());
+    const int64_t cycle_ns = std::max<int64_t>(1, loaded_e2e[loaded_e2e.size() / 2]);
+    constexpr int kPhaseDraws = 5;
+    for (int draw = 0; draw < kPhaseDraws; ++draw) {
+      auto run = spread_over(cycle_ns, 0x5eed'c1c1eULL + static_cast<uint64_t>(draw));
+      if (!run.ok()) {
+        out.error = run.error();
+        return out;
+      }
+      Measured md;
+      md.keep_gaps = m.keep_gaps;
       for (const auto& t : run->timelines) {
-        for (const auto& e : t.token_events) {
-          if (e.t_ns >= m.first_send && e.t_ns <= m.last_end) m.output_tokens += 1;
+        if (t.phase == Phase::kMeasure) collect(t, md);
+      }
+      if (md.last_end > md.first_send) {
+        // The steady-state rate: every token inside the measured window, warm-up and cool-down
+        // requests' included (the cool-down ones are cut when the last measured request ends, as
+        // the source's requests are at its window's end, and their tokens so far count). The
+        // measured requests' own tokens over their span would come out about c / (n + c) low: n
+        // requests over c users are sent over n / c cycles and the last ends a cycle later. No
+        // source starts spread out (this replay does, to be in steady state), so whichever way
+        // the source counted (`tokens_in_window` from a window, or a whole run), the rate to
+        // compare is the steady one.
+        md.output_tokens = 0;
+        for (const auto& t : run->timelines) {
+          for (const auto& e : t.token_events) {
+            if (e.t_ns >= md.first_send && e.t_ns <= md.last_end) md.output_tokens += 1;
+          }
         }
       }
+      pool(md, m);
     }
   }
   if (m.ttft_ms.empty()) {
@@ -533,7 +589,9 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
   }
   std::vector<double> ttft = m.ttft_ms;
   ttft.insert(ttft.end(), static_cast<size_t>(zero_ttft), 0.0);
-  const double window_s = static_cast<double>(m.last_end - m.first_send) / 1e9;
+  const double window_s = m.pooled_window_s > 0
+                              ? m.pooled_window_s
+                              : static_cast<double>(m.last_end - m.first_send) / 1e9;
   for (const auto& [metric, _] : p.published) {
     switch (metric) {
       case ValidationMetric::kTtft:

@@ -65,6 +65,8 @@ struct ValidationPoint {
   // closed, spread start only. The source's output rate counts every token that arrived inside
   // its measurement window, whichever request carried it (a steady-state window, workload
   // `throughput: "tokens_in_window"`); otherwise the measured requests' tokens over their span.
+  // The replay of a spread closed loop counts the window's tokens either way (the steady rate;
+  // validation.cc says why); the field records the source's method.
   bool tokens_in_window = false;
   // The source sent its requests to a freshly started server with no warm-up (points.jsonl
   // `cold_start`, with the source's words in `cold_start_evidence`).
