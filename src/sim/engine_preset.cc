@@ -154,6 +154,14 @@ std::vector<EnginePreset> make_presets() {
       "SGLang 0.4.x (Dec 2024 - Feb 2025): as sglang, with a fitted cost per running request per "
       "step";
   sglang04.knobs.per_seq_overhead_s = 48.9e-6;
+  // Its own front end (docs/SIMULATOR.md, "Fourteenth change"): a request crosses three processes
+  // (tokenizer manager -> scheduler -> detokenizer -> tokenizer manager) before its first token is
+  // streamed. Fitted on the preset's dense calibration TTFTs (scripts/fit_sim.py --engine
+  // sglang-0.4 --metric TTFT --class dense --worst-weight 0 --rounds 4 --knob
+  // request_latency_s=0.02 --knob request_overhead_s=0.00204): 54.7 ms of latency that holds up
+  // nothing else, and no serial cost per request.
+  sglang04.knobs.request_latency_s = 54.74e-3;
+  sglang04.knobs.request_overhead_s = 0;
   v.push_back(sglang04);
 
   EnginePreset trt = vllm;
