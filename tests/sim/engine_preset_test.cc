@@ -4,7 +4,6 @@
 
 #include "sim/deployment.h"
 #include "sim/gpu_catalog.h"
-#include "sim/validation.h"
 
 namespace tokperf::sim {
 namespace {
@@ -135,33 +134,6 @@ TEST(EnginePreset, Sglang04IsSglangWithACostPerRunningRequest) {
   const double per_seq = v04.knobs.per_seq_overhead_s - now.knobs.per_seq_overhead_s;
   EXPECT_NEAR(early.step_time_s(big) - later.step_time_s(big), 200 * per_seq, 1e-9);
   EXPECT_NEAR(early.step_time_s(one) - later.step_time_s(one), per_seq, 1e-9);
-}
-
-// SGLang 0.4.x's own front end ("Fourteenth change"): a single user waits its latency on top of
-// the same prefill, and the fitted serial cost per request is gone.
-TEST(EnginePreset, Sglang04AddsItsFrontEndLatencyToASingleUsersTtft) {
-  ValidationPoint p;
-  p.id = "sglang front end";
-  p.sim_model = "llama-3.1-70b";
-  p.sim_gpu = "h200";
-  p.dtype = "bf16";
-  p.tp = 4;
-  p.concurrency = 1;
-  p.input_tokens = 1024;
-  p.output_tokens = 16;
-  p.published[ValidationMetric::kTtft] = 1;
-  p.sim_engine = "sglang";
-  const PointPrediction now = predict_point(p);
-  p.sim_engine = "sglang-0.4";
-  const PointPrediction v04 = predict_point(p);
-  ASSERT_TRUE(now.error.empty() && v04.error.empty()) << now.error << v04.error;
-  const EnginePreset a = find_engine_preset("sglang").value();
-  const EnginePreset b = find_engine_preset("sglang-0.4").value();
-  EXPECT_GT(b.knobs.request_latency_s, 0.01);
-  const double expected_ms = 1e3 * (b.knobs.request_latency_s - a.knobs.request_latency_s +
-                                    b.knobs.request_overhead_s - a.knobs.request_overhead_s);
-  EXPECT_NEAR(v04.predicted.at(ValidationMetric::kTtft) - now.predicted.at(ValidationMetric::kTtft),
-              expected_ms, 0.5);
 }
 
 // The per-token front-end cost was fitted for vLLM V1 only (docs/SIMULATOR.md, "Eleventh

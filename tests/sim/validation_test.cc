@@ -186,6 +186,29 @@ TEST(Validation, ClosedLoopUsersStartSpreadOverTheLoadedCycle) {
             2.5 * light.predicted.at(ValidationMetric::kTtft));
 }
 
+// SGLang 0.4.x's own front end (docs/SIMULATOR.md, "Fourteenth change"; with the presets'
+// tests in name, here for synthetic_point): a single user waits its latency on top of
+// the same prefill, and the fitted serial cost per request is gone.
+TEST(EnginePreset, Sglang04AddsItsFrontEndLatencyToASingleUsersTtft) {
+  ValidationPoint p = synthetic_point("sglang", "llama-3.1-70b", "h200");
+  p.tp = 4;
+  p.concurrency = 1;
+  p.input_tokens = 1024;
+  p.output_tokens = 16;
+  p.published[ValidationMetric::kTtft] = 1;
+  const PointPrediction now = predict_point(p);
+  p.sim_engine = "sglang-0.4";
+  const PointPrediction v04 = predict_point(p);
+  ASSERT_TRUE(now.error.empty() && v04.error.empty()) << now.error << v04.error;
+  const EnginePreset a = find_engine_preset("sglang").value();
+  const EnginePreset b = find_engine_preset("sglang-0.4").value();
+  EXPECT_GT(b.knobs.request_latency_s, 0.01);
+  const double expected_ms = 1e3 * (b.knobs.request_latency_s - a.knobs.request_latency_s +
+                                    b.knobs.request_overhead_s - a.knobs.request_overhead_s);
+  EXPECT_NEAR(v04.predicted.at(ValidationMetric::kTtft) - now.predicted.at(ValidationMetric::kTtft),
+              expected_ms, 0.5);
+}
+
 // A spread closed loop is replayed in steady state, and its rate is the steady one: every token
 // that arrived in the measured window, so c users x output tokens / one request's time, whether
 // the source counted a window (workload `throughput: tokens_in_window`) or a whole run. The
