@@ -120,7 +120,6 @@ TEST(EnginePreset, Sglang04IsSglangWithACostPerRunningRequest) {
   const EnginePreset v04 = find_engine_preset("sglang-0.4").value();
   EXPECT_GT(v04.knobs.per_seq_overhead_s, now.knobs.per_seq_overhead_s);
   EXPECT_EQ(v04.knobs.gpu_memory_utilization, now.knobs.gpu_memory_utilization);
-  EXPECT_EQ(v04.knobs.moe_layer_overhead_s, now.knobs.moe_layer_overhead_s);
   EXPECT_EQ(v04.config.mixed_batches, now.config.mixed_batches);
   EXPECT_EQ(v04.config.sglang_admission, now.config.sglang_admission);
   EXPECT_EQ(v04.config.max_num_seqs, now.config.max_num_seqs);
@@ -134,6 +133,37 @@ TEST(EnginePreset, Sglang04IsSglangWithACostPerRunningRequest) {
   const double per_seq = v04.knobs.per_seq_overhead_s - now.knobs.per_seq_overhead_s;
   EXPECT_NEAR(early.step_time_s(big) - later.step_time_s(big), 200 * per_seq, 1e-9);
   EXPECT_NEAR(early.step_time_s(one) - later.step_time_s(one), per_seq, 1e-9);
+}
+
+// SGLang 0.4.x pays its own, larger cost per MoE layer per step (fitted on its DeepSeek-V3
+// calibration points, docs/SIMULATOR.md "Fifteenth change"): a DeepSeek-V3 decode step is longer
+// by 58 layers x the difference, whatever the batch; a dense model's step does not change.
+TEST(EnginePreset, Sglang04PaysItsOwnCostPerMoeLayerAndDenseModelsDoNot) {
+  const EnginePreset now = find_engine_preset("sglang").value();
+  const EnginePreset v04 = find_engine_preset("sglang-0.4").value();
+  const double per_layer = v04.knobs.moe_layer_overhead_s - now.knobs.moe_layer_overhead_s;
+  EXPECT_GT(per_layer, 0);
+  EXPECT_EQ(v04.knobs.moe_expert_compute_factor, now.knobs.moe_expert_compute_factor);
+
+  const Deployment moe{find_model("deepseek-v3").value(), find_gpu("h200").value(), DType::kFp8,
+                       DType::kFp8, 8};
+  ASSERT_EQ(moe.model.num_moe_layers(), 58);
+  // The per-running-request cost differs too (the tenth change); take it out per batch.
+  const double per_seq = v04.knobs.per_seq_overhead_s - now.knobs.per_seq_overhead_s;
+  for (int batch : {1, 64}) {
+    StepShape decode;
+    for (int i = 0; i < batch; ++i) decode.add(1, 2000, true, false);
+    const double longer = CostModel(moe, v04.knobs).step_time_s(decode) -
+                          CostModel(moe, now.knobs).step_time_s(decode);
+    EXPECT_NEAR(longer, 58 * per_layer + batch * per_seq, 1e-9) << batch;
+  }
+  const Deployment dense{find_model("llama-3.1-70b").value(), find_gpu("h200").value(),
+                         DType::kBf16, DType::kBf16, 4};
+  StepShape one;
+  one.add(1, 700, true, false);
+  EXPECT_NEAR(
+      CostModel(dense, v04.knobs).step_time_s(one) - CostModel(dense, now.knobs).step_time_s(one),
+      per_seq, 1e-9);
 }
 
 // The per-token front-end cost was fitted for vLLM V1 only (docs/SIMULATOR.md, "Eleventh
