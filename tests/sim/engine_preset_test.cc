@@ -135,15 +135,17 @@ TEST(EnginePreset, Sglang04IsSglangWithACostPerRunningRequest) {
   EXPECT_NEAR(early.step_time_s(one) - later.step_time_s(one), per_seq, 1e-9);
 }
 
-// SGLang 0.4.x pays its own, larger cost per MoE layer per step (fitted on its DeepSeek-V3
-// calibration points, docs/SIMULATOR.md "Fifteenth change"): a DeepSeek-V3 decode step is longer
-// by 58 layers x the difference, whatever the batch; a dense model's step does not change.
-TEST(EnginePreset, Sglang04PaysItsOwnCostPerMoeLayerAndDenseModelsDoNot) {
+// SGLang 0.4.x pays its own, larger cost per MoE layer per step and runs its routed experts
+// slower (fitted on its DeepSeek-V3 calibration points, docs/SIMULATOR.md "Fifteenth change" and
+// "Sixteenth change"): a DeepSeek-V3 decode step (bound by its weight reads) is longer by 58 layers
+// x the difference, a prefill by more; a dense model's step does not change.
+TEST(EnginePreset, Sglang04PaysItsOwnMoeCostsAndDenseModelsDoNot) {
   const EnginePreset now = find_engine_preset("sglang").value();
   const EnginePreset v04 = find_engine_preset("sglang-0.4").value();
   const double per_layer = v04.knobs.moe_layer_overhead_s - now.knobs.moe_layer_overhead_s;
   EXPECT_GT(per_layer, 0);
-  EXPECT_EQ(v04.knobs.moe_expert_compute_factor, now.knobs.moe_expert_compute_factor);
+  // Its routed experts' GEMMs also run at a lower share of the dense rate (the sixteenth change).
+  EXPECT_LT(v04.knobs.moe_expert_compute_factor, now.knobs.moe_expert_compute_factor);
 
   const Deployment moe{find_model("deepseek-v3").value(), find_gpu("h200").value(), DType::kFp8,
                        DType::kFp8, 8};
@@ -157,6 +159,13 @@ TEST(EnginePreset, Sglang04PaysItsOwnCostPerMoeLayerAndDenseModelsDoNot) {
                           CostModel(moe, now.knobs).step_time_s(decode);
     EXPECT_NEAR(longer, 58 * per_layer + batch * per_seq, 1e-9) << batch;
   }
+  // A prefill is bound by its GEMMs, the routed ones slower still: longer by more than the fixed
+  // costs alone.
+  StepShape prefill;
+  prefill.add(4096, 0, true, true);
+  EXPECT_GT(CostModel(moe, v04.knobs).step_time_s(prefill) -
+                CostModel(moe, now.knobs).step_time_s(prefill),
+            58 * per_layer + per_seq + 1e-3);
   const Deployment dense{find_model("llama-3.1-70b").value(), find_gpu("h200").value(),
                          DType::kBf16, DType::kBf16, 4};
   StepShape one;
