@@ -55,8 +55,14 @@ std::vector<EnginePreset> make_presets() {
   v0.device_batch_defaults = false;  // V0: max_num_seqs 256, budget = max_model_len
   v0.description =
       "vLLM 0.5.4 (V0 engine, 2024): as vllm with the older per-step CPU overhead of the V0 "
-      "loop and no chunked prefill";
+      "loop, no chunked prefill, and prefill steps that run alone while decodes wait";
   v0.config.enable_chunked_prefill = false;
+  // Without chunked prefill V0 schedules with Scheduler._schedule_default (vllm/core/scheduler.py):
+  // as many whole prompts as fit first, and "Don't schedule decodes if prefills are scheduled": a
+  // prefill step runs alone and the running requests wait for it (docs/SIMULATOR.md, "Eighteenth
+  // change"). Its budget there is max(max_model_len, 2048), which this preset does not follow (it
+  // keeps 8192: the preset does not know the model).
+  v0.config.mixed_batches = false;
   // Fitted on the vLLM 0.5/0.6 calibration points (scripts/fit_sim.py): step overhead and weight
   // bandwidth first; then, with the first prefill of a freshly started server modelled
   // (cold_start_s: every Lambda point is sent right after start-up), the cold cost, the FP8 (W8A8)

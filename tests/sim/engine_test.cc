@@ -164,6 +164,27 @@ TEST(Engine, UnmixedBatchesRunPrefillAloneAndDecodersWait) {
   }
 }
 
+// vLLM's V0 engine without chunked prefill (presets vllm-v0 and vllm-v0.6) schedules waiting
+// prompts first and runs such a step without the decodes (Scheduler._schedule_default); V1 (vllm)
+// mixes them.
+TEST(Engine, VllmV0PresetsRunPrefillStepsWithoutTheDecodes) {
+  for (const char* name : {"vllm-v0", "vllm-v0.6", "vllm"}) {
+    SCOPED_TRACE(name);
+    const bool v0 = std::string(name) != "vllm";
+    EngineConfig cfg = find_engine_preset(name).value().config;
+    EXPECT_EQ(cfg.mixed_batches, !v0);
+    Engine e(cost(), cfg);
+    ASSERT_TRUE(e.submit(req(1, 100, 10)).ok());
+    int64_t now = e.step(0).duration_ns;
+    now += e.step(now).duration_ns;
+    ASSERT_TRUE(e.submit(req(2, 300, 5)).ok());
+    const StepResult& r = e.step(now);
+    EXPECT_EQ(r.prefill_tokens, 300);
+    EXPECT_EQ(r.num_seqs, v0 ? 1 : 2);
+    drain(e, now + r.duration_ns);
+  }
+}
+
 // When the next prompt cannot get KV blocks, an unmixed engine runs a decode batch instead of
 // stalling, and admits the prompt once the decoder has finished and freed its blocks.
 TEST(Engine, UnmixedBatchesDecodeWhenNoPrefillFits) {
