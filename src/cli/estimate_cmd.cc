@@ -29,7 +29,7 @@ int run_estimate(const EstimateConfig& c) {
   }
   const sim::EnginePreset preset = sim::find_engine_preset(c.deployment.engine, d->gpu).value();
   sim::EstimateRequest req = c.request;
-  req.max_num_batched_tokens = preset.config.max_num_batched_tokens;
+  req.max_num_batched_tokens = sim::step_token_budget(preset.config, d->model);
   req.engine = c.deployment.engine;
   const sim::CostModel cost(std::move(d).value(),
                             sim::engine_knobs(preset, preset.config, c.deployment));

@@ -82,7 +82,7 @@ void add_batch_limit_flags(CLI::App& sub, EngineConfig& engine, const std::strin
   CLI::Option* tokens = sub.add_option(
       "--max-num-batched-tokens", engine.max_num_batched_tokens,
       "engine per-step token budget (default: the --engine preset's for the GPU; vllm: 8192 on "
-      "GPUs with >= 70 GiB other than A100, else 2048)");
+      "GPUs with >= 70 GiB other than A100, else 2048; vllm-v0: max(max_model_len, 2048))");
   if (!group.empty()) {
     seqs->group(group);
     tokens->group(group);

@@ -13,6 +13,11 @@ int64_t blocks_for(int64_t tokens, int64_t block_size) {
 
 }  // namespace
 
+int64_t step_token_budget(const EngineConfig& c, const ModelShape& m) {
+  if (c.max_num_batched_tokens != 0) return c.max_num_batched_tokens;
+  return std::max<int64_t>(m.max_context, 2048);
+}
+
 Engine::Engine(const CostModel& cost, EngineConfig config)
     : cost_(cost),
       cfg_(config),
@@ -21,6 +26,7 @@ Engine::Engine(const CostModel& cost, EngineConfig config)
               : cost.kv_capacity_tokens() / std::max<int64_t>(1, config.block_size)),
       rng_(config.seed) {
   if (cfg_.block_size < 1) cfg_.block_size = 16;
+  cfg_.max_num_batched_tokens = step_token_budget(cfg_, cost.deployment().model);
   if (cfg_.max_num_batched_tokens < 1) cfg_.max_num_batched_tokens = 1;
   if (cfg_.max_num_seqs == 0) cfg_.max_num_seqs = sglang_max_running_requests(cost);
   if (cfg_.max_num_seqs < 1) cfg_.max_num_seqs = 1;

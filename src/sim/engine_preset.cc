@@ -60,9 +60,9 @@ std::vector<EnginePreset> make_presets() {
   // Without chunked prefill V0 schedules with Scheduler._schedule_default (vllm/core/scheduler.py):
   // as many whole prompts as fit first, and "Don't schedule decodes if prefills are scheduled": a
   // prefill step runs alone and the running requests wait for it (docs/SIMULATOR.md, "Eighteenth
-  // change"). Its budget there is max(max_model_len, 2048), which this preset does not follow (it
-  // keeps 8192: the preset does not know the model).
+  // change"); its budget there is max(max_model_len, 2048) (SchedulerConfig; "Nineteenth change").
   v0.config.mixed_batches = false;
+  v0.config.max_num_batched_tokens = 0;  // step_token_budget: max(max_model_len, 2048)
   // Fitted on the vLLM 0.5/0.6 calibration points (scripts/fit_sim.py): step overhead and weight
   // bandwidth first; then, with the first prefill of a freshly started server modelled
   // (cold_start_s: every Lambda point is sent right after start-up), the cold cost, the FP8 (W8A8)

@@ -185,6 +185,28 @@ TEST(Engine, VllmV0PresetsRunPrefillStepsWithoutTheDecodes) {
   }
 }
 
+// Without chunked prefill vLLM V0's budget is max(max_model_len, 2048): the vllm-v0 preset leaves
+// it to the model (0), so a 4,096-context model gets 4,096 and one without a context length 2,048;
+// a budget the user gives stays. Eight 1,000-token prompts sent at once: 4 per step under 4,096.
+TEST(Engine, VllmV0BudgetIsTheModelsMaxModelLen) {
+  const EngineConfig v0 = find_engine_preset("vllm-v0").value().config;
+  EXPECT_EQ(v0.max_num_batched_tokens, 0);
+  ModelShape m = find_model("llama-2-7b").value();
+  ASSERT_EQ(m.max_context, 4096);
+  EXPECT_EQ(step_token_budget(v0, m), 4096);
+  m.max_context = 0;
+  EXPECT_EQ(step_token_budget(v0, m), 2048);
+  EngineConfig given = v0;
+  given.max_num_batched_tokens = 1000;
+  EXPECT_EQ(step_token_budget(given, m), 1000);
+
+  Engine e(cost(), v0);  // llama-2-7b
+  for (uint64_t i = 0; i < 8; ++i) ASSERT_TRUE(e.submit(req(i, 1000, 2)).ok());
+  const StepResult& r = e.step(0);
+  EXPECT_EQ(r.prefill_tokens, 4000);
+  drain(e, r.duration_ns);
+}
+
 // When the next prompt cannot get KV blocks, an unmixed engine runs a decode batch instead of
 // stalling, and admits the prompt once the decoder has finished and freed its blocks.
 TEST(Engine, UnmixedBatchesDecodeWhenNoPrefillFits) {
