@@ -19,12 +19,6 @@
 
 namespace tokperf::sim {
 
-struct EngineConfig;
-// The per-step token budget `c` gives a model: c.max_num_batched_tokens, or where that is 0,
-// max(max_model_len, 2048) with max_model_len the model's max_position_embeddings (2048 where the
-// config has none), as vLLM's SchedulerConfig sets it when chunked prefill is off.
-int64_t step_token_budget(const EngineConfig& c, const ModelShape& m);
-
 struct EngineConfig {
   // vLLM V1 defaults for online serving on a data-centre GPU (docs/SIMULATOR.md).
   // 0: vLLM V0's budget without chunked prefill, max(the model's max_model_len, 2048)
@@ -62,6 +56,11 @@ struct EngineConfig {
   double eos_mean_tokens = 256;
   uint64_t seed = 1;
 };
+
+// The per-step token budget `c` gives a model: c.max_num_batched_tokens, or where that is 0,
+// max(max_model_len, 2048) with max_model_len the model's max_position_embeddings (2048 where the
+// config has none), as vLLM's SchedulerConfig sets it when chunked prefill is off.
+int64_t step_token_budget(const EngineConfig& c, const ModelShape& m);
 
 struct SimRequest {
   uint64_t id = 0;  // the caller's id, echoed in events

@@ -157,9 +157,8 @@ std::vector<EnginePreset> make_presets() {
   EnginePreset sglang04 = sglang;
   sglang04.name = "sglang-0.4";
   sglang04.description =
-      "SGLang 0.4.x (Dec 2024 - Feb 2025): as sglang, with fitted costs per running request and "
-      "per "
-      "MoE layer per step and its own front-end latency";
+      "SGLang 0.4.x (Dec 2024 - Feb 2025): as sglang, with fitted costs per running request "
+      "and per MoE layer per step and its own front-end latency";
   sglang04.knobs.per_seq_overhead_s = 48.9e-6;
   // Its own front end (docs/SIMULATOR.md, "Fourteenth change"): a request crosses three processes
   // (tokenizer manager -> scheduler -> detokenizer -> tokenizer manager) before its first token is
