@@ -18,9 +18,9 @@
 #include "core/units.h"
 #include "load/bench_runner.h"
 #include "metrics/client_health.h"
-#include "net/noise_floor.h"
 #include "metrics/stats.h"
 #include "metrics/timeseries.h"
+#include "net/noise_floor.h"
 #include "report/console_table.h"
 #include "report/html_report.h"
 #include "report/json_output.h"
@@ -53,8 +53,8 @@ ClientHealth health_from(const ClientSelfMeasure& m) {
   h.stream_events_per_s = m.wall_s > 0 ? m.stream_events / m.wall_s : 0;
   if (m.loops.size() > 1) {
     for (const LoopSelfMeasure& l : m.loops) {
-      h.loops.push_back(loop_health(l.loop, l.loop_lag_ns, l.cpu_s, l.wall_s, l.peak_in_flight,
-                                    l.stream_events));
+      h.loops.push_back(
+          loop_health(l.loop, l.loop_lag_ns, l.cpu_s, l.wall_s, l.peak_in_flight, l.stream_events));
     }
     h.worst_loop = worst_loop(h.loops);
   }
@@ -132,7 +132,8 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   if (config.server_metrics) {
     servermetrics::ScraperOptions so;
     so.urls = config.server_metrics_urls;
-    if (so.urls.empty()) so.urls.push_back(servermetrics::default_metrics_url(config.target.base_url));
+    if (so.urls.empty())
+      so.urls.push_back(servermetrics::default_metrics_url(config.target.base_url));
     so.interval_ns = config.server_metrics_interval_ns;
     scraper = std::make_unique<servermetrics::ServerScraper>(so);
     scraper->baseline();
@@ -166,7 +167,8 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
     });
   }
   if (scraper) {
-    runner.set_level_sinks(nullptr, [&](const LevelRunInfo& l) { scraper->mark_level_end(l.level); });
+    runner.set_level_sinks(nullptr,
+                           [&](const LevelRunInfo& l) { scraper->mark_level_end(l.level); });
   }
   // The client's own floor on this machine, before any request: printed beside the results.
   const NoiseFloor noise_floor = measure_noise_floor();
@@ -206,8 +208,8 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
     scraper->stop();
     std::vector<int> levels;
     for (const auto& l : outcome.levels) levels.push_back(l.level);
-    outcome.server = std::make_shared<servermetrics::ServerReport>(servermetrics::build_server_report(
-        scraper->series(), true, levels, recorder.digests()));
+    outcome.server = std::make_shared<servermetrics::ServerReport>(
+        servermetrics::build_server_report(scraper->series(), true, levels, recorder.digests()));
   }
   if (live) live->stop();
   if (Status st = recorder.close(); !st) {
@@ -216,10 +218,10 @@ int run_bench_load(const BenchConfig& config, const std::vector<std::string>& no
   // A shard's run facts for tokperf merge, written before summary.json: a folder with a summary
   // has both.
   if (config.shard.active() && !config.out_dir.empty()) {
-    Status st = write_json_file(config.out_dir + "/shard.json",
-                                shard_run_json(config, runner.levels(), runner.late_start_ns(),
-                                               runner.self_measure(), wall_minus_mono_ns,
-                                               completed));
+    Status st =
+        write_json_file(config.out_dir + "/shard.json",
+                        shard_run_json(config, runner.levels(), runner.late_start_ns(),
+                                       runner.self_measure(), wall_minus_mono_ns, completed));
     if (!st) fmt::print(stderr, "tokperf: cannot write shard.json: {}\n", st.error());
   }
   return report_run(config, outcome, recorder, notes, json, "bench");
@@ -278,7 +280,8 @@ int report_run(const BenchConfig& config, const RunOutcome& outcome, RunRecorder
   ExtraSections extra;
   if (server) {
     extra.server = servermetrics::server_run_json(*server);
-    for (const auto& l : server->levels) extra.server_by_level[l.level] = servermetrics::server_level_json(l);
+    for (const auto& l : server->levels)
+      extra.server_by_level[l.level] = servermetrics::server_level_json(l);
   }
   const nlohmann::json summary = run_summary_json(config_json(config), result, health, info, extra);
   if (!config.out_dir.empty()) {
@@ -288,7 +291,8 @@ int report_run(const BenchConfig& config, const RunOutcome& outcome, RunRecorder
                     .finish(outcome.end_ns, outcome.samples);
     std::vector<TimeseriesColumn> server_cols;
     if (server) {
-      server_cols = servermetrics::server_timeseries_columns(*server, outcome.start_ns, rows.size());
+      server_cols =
+          servermetrics::server_timeseries_columns(*server, outcome.start_ns, rows.size());
     }
     Status ts = write_timeseries_csv(config.out_dir + "/timeseries.csv", rows, server_cols);
     if (!ts) fmt::print(stderr, "tokperf: cannot write timeseries.csv: {}\n", ts.error());
@@ -324,6 +328,15 @@ int report_run(const BenchConfig& config, const RunOutcome& outcome, RunRecorder
   if (sent > 0 && ok == 0) {
     fmt::print(stderr, "tokperf: every measured request failed (see the error breakdown above)\n");
     return kExitFailure;
+  }
+  if (sent == 0) {
+    // Stopped before a measured request went out (a server or simulated engine that refused the
+    // warm-up's requests): there is nothing to report, so say why and fail.
+    for (const LevelRunInfo& l : outcome.levels) {
+      if (!l.stopped_early) continue;
+      fmt::print(stderr, "tokperf: no measured request was sent: {}\n", *l.stopped_early);
+      return kExitFailure;
+    }
   }
   return kExitOk;
 }

@@ -12,6 +12,21 @@ Result<Deployment> resolve_deployment(const DeploymentFlags& f) {
                                         : load_hf_config(f.model_config);
   if (!model.ok()) return Error{model.error()};
   d.model = std::move(model).value();
+  if (f.max_model_len < 0) {
+    return Error{"--max-model-len " + std::to_string(f.max_model_len) +
+                 " must be a positive number of tokens (or 0: the model's own)"};
+  }
+  if (f.max_model_len > 0) {
+    // vLLM refuses a length above the model's (unless VLLM_ALLOW_LONG_MAX_MODEL_LEN), SGLang
+    // likewise (SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN): so does the simulator.
+    if (d.model.max_context > 0 && f.max_model_len > d.model.max_context) {
+      return Error{"--max-model-len " + std::to_string(f.max_model_len) + " is above " +
+                   d.model.name + "'s max_position_embeddings (" +
+                   std::to_string(d.model.max_context) + "); accepted: 1 to " +
+                   std::to_string(d.model.max_context)};
+    }
+    d.model.max_context = f.max_model_len;
+  }
   auto gpu = f.gpu_spec.empty() ? find_gpu(f.gpu) : load_gpu_spec(f.gpu_spec);
   if (!gpu.ok()) return Error{gpu.error()};
   d.gpu = std::move(gpu).value();

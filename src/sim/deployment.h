@@ -31,6 +31,11 @@ struct DeploymentFlags {
   // --frontend-us-per-token: the front end's time per streamed token of each request, in
   // microseconds (CostKnobs::output_overhead_s); negative keeps the preset's.
   double frontend_us_per_token = -1;
+  // --max-model-len: the context length the engine serves (vLLM --max-model-len, SGLang
+  // --context-length); it replaces the model's max_position_embeddings wherever an engine sizes
+  // something by it (vLLM V0's token budget, SGLang's request pool, the simulated server's
+  // limit). 0 keeps the model's.
+  int64_t max_model_len = 0;
 };
 
 // A preset's knobs for the engine settings a run really uses (its profiling shape follows

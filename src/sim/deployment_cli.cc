@@ -30,6 +30,13 @@ void add_deployment_flags(CLI::App& sub, DeploymentFlags& f, const std::string& 
       sub.add_option("--kv-dtype", f.kv_dtype, "KV-cache format: auto, fp16, bf16, fp8, int8")
           ->capture_default_str());
   opts.push_back(sub.add_option("--tp", f.tp, "tensor-parallel GPUs")->capture_default_str());
+  opts.push_back(
+      sub.add_option("--max-model-len", f.max_model_len,
+                     "the context length the engine serves (vLLM --max-model-len, SGLang "
+                     "--context-length): vLLM V0's token budget, SGLang's request pool and the "
+                     "simulated server's limit follow it; default: the model's "
+                     "max_position_embeddings")
+          ->check(CLI::Range(int64_t{1}, int64_t{1} << 40)));
   opts.push_back(sub.add_flag("--dp-attention", f.dp_attention,
                               "data-parallel attention over the --tp GPUs (SGLang's "
                               "--enable-dp-attention): whole attention weights and per-GPU KV"));
@@ -93,7 +100,7 @@ bool deployment_flags_given(const CLI::App& sub, const std::string& model_flag) 
   for (const std::string& name :
        {model_flag, std::string("--model-config"), std::string("--gpu"), std::string("--gpu-spec"),
         std::string("--dtype"), std::string("--kv-dtype"), std::string("--tp"),
-        std::string("--dp-attention")}) {
+        std::string("--max-model-len"), std::string("--dp-attention")}) {
     const CLI::Option* o = sub.get_option_no_throw(name);
     if (o != nullptr && o->count() > 0) return true;
   }
@@ -110,6 +117,7 @@ nlohmann::json deployment_json(const DeploymentFlags& d) {
           {"kv_dtype", d.kv_dtype},
           {"tp", d.tp},
           {"dp_attention", d.dp_attention},
+          {"max_model_len", d.max_model_len},
           {"engine", d.engine},
           {"cuda_graph_max_batch", d.cuda_graph_max_batch},
           {"kv_cache_tokens", d.kv_cache_tokens},

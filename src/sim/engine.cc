@@ -70,6 +70,15 @@ Status Engine::submit(const SimRequest& r) {
   if (r.prompt_tokens < 1 || r.max_tokens < 1) {
     return Error{"request " + std::to_string(r.id) + ": prompt_tokens and max_tokens must be >= 1"};
   }
+  // The served context (--max-model-len, else max_position_embeddings) bounds prompt + max_tokens,
+  // as vLLM's and SGLang's servers check it before a request is scheduled.
+  const int64_t context = cost_.deployment().model.max_context;
+  if (context > 0 && r.prompt_tokens + r.max_tokens > context) {
+    return Error{"request " + std::to_string(r.id) + ": " + std::to_string(r.prompt_tokens) +
+                 " prompt + " + std::to_string(r.max_tokens) +
+                 " output tokens exceed the served context of " + std::to_string(context) +
+                 " tokens (--max-model-len, default the model's max_position_embeddings)"};
+  }
   const int64_t need = blocks_for(r.prompt_tokens + r.max_tokens, cfg_.block_size);
   if (need > kv_.capacity()) {
     return Error{"request " + std::to_string(r.id) + ": " +

@@ -188,6 +188,8 @@ nlohmann::json estimate_to_json(const Estimate& e, const CostModel& cost,
       {"kv_dtype", dtype_name(d.kv_dtype)},
       {"tp", d.tp},
       {"dp_attention", cost.dp_attention()},
+      // The served context length (--max-model-len, else max_position_embeddings; 0: unknown).
+      {"max_model_len", d.model.max_context},
       {"cuda_graph_max_batch", cost.knobs().cuda_graph_max_batch},
       // The front end's time per streamed token of each request (0: not modelled).
       {"frontend_us_per_token", k.output_overhead_s * 1e6},

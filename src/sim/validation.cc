@@ -384,6 +384,16 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
   f.kv_dtype = p.sim_kv_dtype;
   f.tp = p.tp;
   f.engine = p.sim_engine;
+  // The served context length is the deployment's (--max-model-len), not an engine knob.
+  KnobOverrides settings = p.engine_settings;
+  if (auto it = settings.find("max_model_len"); it != settings.end()) {
+    if (it->second < 1 || it->second != std::floor(it->second)) {
+      out.error = "engine_settings: 'max_model_len' takes a whole number of tokens";
+      return out;
+    }
+    f.max_model_len = static_cast<int64_t>(it->second);
+    settings.erase(it);
+  }
   auto d = resolve_deployment(f);
   if (!d.ok()) {
     out.error = d.error();
@@ -394,7 +404,7 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     out.error = preset.error();
     return out;
   }
-  if (Status s = apply_knob_overrides(p.engine_settings, *preset); !s.ok()) {
+  if (Status s = apply_knob_overrides(settings, *preset); !s.ok()) {
     out.error = "engine_settings: " + s.error();
     return out;
   }

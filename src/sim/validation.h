@@ -48,7 +48,8 @@ struct ValidationPoint {
   // (workload `range_ratio`; 1 = exact lengths). The harness draws them with a fixed seed.
   double range_ratio = 0;
   // Engine settings the source states (its server command), applied over the preset before any
-  // fitting override (points.jsonl `engine_settings`, knob names as `--knob`). Not fitted.
+  // fitting override (points.jsonl `engine_settings`, knob names as `--knob`; `max_model_len` is
+  // the deployment's --max-model-len). Not fitted.
   std::map<std::string, double> engine_settings;
   // burst (required) and rate (optional): each request's input and output length, in order.
   std::vector<int64_t> input_lens, output_lens;

@@ -206,6 +206,34 @@ TEST(EnginePreset, NimStoresFp8KvForFp8WeightsWhereVllmKeeps16Bit) {
   EXPECT_NE(bad.error().find("--engine"), std::string::npos);
 }
 
+// --max-model-len is the context the engine serves: it replaces the model's
+// max_position_embeddings, so vLLM V0's budget max(max_model_len, 2048) follows it (the Lambda
+// validation runs served 2,000 and 2,048 tokens of Llama-3.1's 131,072); above the model's own it
+// is refused, as vLLM and SGLang refuse it.
+TEST(EnginePreset, MaxModelLenReplacesTheModelsContext) {
+  DeploymentFlags f;
+  f.model = "llama-3.1-8b";
+  f.gpu = "h100";
+  f.engine = "vllm-v0";
+  const EngineConfig v0 = find_engine_preset("vllm-v0").value().config;
+  EXPECT_EQ(step_token_budget(v0, resolve_deployment(f).value().model), 131072);
+  f.max_model_len = 2000;
+  const Deployment served = resolve_deployment(f).value();
+  EXPECT_EQ(served.model.max_context, 2000);
+  EXPECT_EQ(step_token_budget(v0, served.model), 2048);
+  f.max_model_len = 40000;
+  EXPECT_EQ(step_token_budget(v0, resolve_deployment(f).value().model), 40000);
+  f.max_model_len = 131073;
+  auto above = resolve_deployment(f);
+  ASSERT_FALSE(above.ok());
+  EXPECT_NE(above.error().find("--max-model-len 131073"), std::string::npos) << above.error();
+  EXPECT_NE(above.error().find("accepted: 1 to 131072"), std::string::npos) << above.error();
+  f.max_model_len = -1;
+  auto negative = resolve_deployment(f);
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.error().find("positive"), std::string::npos) << negative.error();
+}
+
 TEST(EnginePreset, TrtllmSizesKvFromTheMemoryLeftAfterWeights) {
   const Deployment d{find_model("llama-3.1-8b").value(), find_gpu("h100").value(), DType::kBf16,
                      DType::kBf16, 1};

@@ -321,7 +321,9 @@ TEST(Engine, KvAccountingNeverOverCommitsOnRandomWorkloads) {
 TEST(Engine, TtftRisesWithPromptLength) {
   auto ttft = [](int64_t prompt) {
     Engine e(cost(), EngineConfig{});
-    EXPECT_TRUE(e.submit(req(1, prompt, 2)).ok());
+    const Status s = e.submit(req(1, prompt, 2));
+    EXPECT_TRUE(s.ok()) << s.error();
+    if (!s.ok()) return int64_t{-1};
     int64_t now = 0;
     while (true) {
       const StepResult& r = e.step(now);
@@ -332,7 +334,7 @@ TEST(Engine, TtftRisesWithPromptLength) {
     }
   };
   EXPECT_LT(ttft(256), ttft(2048));
-  EXPECT_LT(ttft(2048), ttft(16000));
+  EXPECT_LT(ttft(2048), ttft(4000));  // Llama-2-7B serves 4,096 tokens in all
 }
 
 TEST(Engine, ItlRisesWithBatchSize) {

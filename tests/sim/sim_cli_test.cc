@@ -173,6 +173,30 @@ TEST(SimCli, TheFrontEndsTimePerStreamedTokenCanBeGiven) {
   EXPECT_NE(bad.out.find("--frontend-us-per-token"), std::string::npos) << bad.out;
 }
 
+// --max-model-len on the simulator commands: estimate records the served context; a length above
+// the model's, or none, is refused naming the flag and the limit (exit 2). A run whose requests
+// do not fit the served context is refused by the engine, as a real server answers 400: it fails
+// (exit 1) saying why, instead of printing an empty table.
+TEST(SimCli, TheServedContextLengthCanBeGiven) {
+  const std::string base = "--model llama-3.1-8b --gpu h100";
+  EXPECT_EQ(estimate_json(base)["max_model_len"], 131072);
+  EXPECT_EQ(estimate_json(base + " --max-model-len 4096")["max_model_len"], 4096);
+  Ran above = run("estimate " + base + " --max-model-len 200000");
+  EXPECT_EQ(above.rc, 2) << above.out;
+  EXPECT_NE(above.out.find("accepted: 1 to 131072"), std::string::npos) << above.out;
+  Ran zero = run("estimate " + base + " --max-model-len 0");
+  EXPECT_EQ(zero.rc, 2) << zero.out;
+  EXPECT_NE(zero.out.find("--max-model-len"), std::string::npos) << zero.out;
+  const std::string sim =
+      "sim run " + base + " -c 2 -n 4 --output-tokens 16 --no-save --no-history";
+  Ran too_long = run(sim + " --max-model-len 1024 --input-tokens 2000");
+  EXPECT_EQ(too_long.rc, 1) << too_long.out;
+  EXPECT_NE(too_long.out.find("2000 prompt + 16 output tokens exceed the served context of 1024"),
+            std::string::npos)
+      << too_long.out;
+  EXPECT_EQ(run(sim + " --max-model-len 4096 --input-tokens 2000").rc, 0);
+}
+
 // More concurrent streams than descriptors (the built-in target's server shares the process, so
 // two a stream): bench says so before the run, naming the limit, instead of leaving only connect
 // errors to explain it; within the limit it says nothing.

@@ -89,6 +89,15 @@ TEST(SimServer, ModelsTokenizeHealthAndErrors) {
   auto mj = nlohmann::json::parse(models->body);
   EXPECT_EQ(mj["data"][0]["id"], "sim-model");
   EXPECT_EQ(mj["data"][0]["max_model_len"], 4096);  // Llama-2-7B's context; the KV cache holds more
+  DeploymentFlags served;
+  served.max_model_len = 1024;  // --max-model-len: the limit the server states and applies
+  auto short_ctx = start_server({}, served);
+  auto smj = nlohmann::json::parse(http_fetch("GET", short_ctx->base_url() + "/models", {})->body);
+  EXPECT_EQ(smj["data"][0]["max_model_len"], 1024);
+  EXPECT_EQ(
+      post(short_ctx->base_url() + "/completions", {{"prompt", "a b c"}, {"max_tokens", 1022}})
+          .status,
+      400);
 
   auto tok = post(root(*s) + "/tokenize", {{"model", "sim-model"}, {"prompt", " one two\nthree "}});
   EXPECT_EQ(tok.status, 200);
@@ -322,8 +331,8 @@ TEST(SimServer, BenchAgreesWithTheOfflineRunnerOnTheSameWorkload) {
   const double live_tpot = tpot_ms(median_by(live.ok, tpot_ms));
   // Same engine, same workload: the live server is the offline run in real time. It can never be
   // faster than the model (a step's tokens go out no earlier than the step ends), and it stays
-  // within a bound that holds on a loaded machine and under ASan (3x; the 5%/3% agreement on a quiet
-  // machine is a precision goal for bench/, docs/BENCHMARKS.md).
+  // within a bound that holds on a loaded machine and under ASan (3x; the 5%/3% agreement on a
+  // quiet machine is a precision goal for bench/, docs/BENCHMARKS.md).
   EXPECT_GE(live_ttft, 0.98 * off_ttft) << live_ttft << " vs " << off_ttft << " ms";
   EXPECT_LT(live_ttft, 3.0 * off_ttft) << live_ttft << " vs " << off_ttft << " ms";
   EXPECT_GT(live_tpot, 0.5 * off_tpot) << live_tpot << " vs " << off_tpot << " ms";

@@ -399,6 +399,28 @@ TEST(Validation, EngineSettingsApplyAndUnknownOnesAreNamed) {
   EXPECT_NE(bad.error.find("max_num_seqs"), std::string::npos) << bad.error;
 }
 
+// A point's served context (engine_settings.max_model_len, the source's --max-model-len) is the
+// deployment's: under vllm-v0 it sets the budget of a prefill step, max(max_model_len, 2048), so
+// eight 1,000-token prompts sent at once take four steps at 2,000 (two per step), the first pairs
+// streaming long before the last, where under the model's 131,072 all eight wait for one step of
+// 8,000 tokens. A length that is not a whole number of tokens is refused.
+TEST(Validation, MaxModelLenIsTheServedContext) {
+  ValidationPoint p = synthetic_point("vllm-v0", "llama-3.1-8b", "h100");
+  p.burst = true;
+  p.published[ValidationMetric::kTtft] = 1;
+  p.input_lens.assign(8, 1000);
+  p.output_lens.assign(8, 4);
+  const PointPrediction model_context = predict_point(p);
+  p.engine_settings["max_model_len"] = 2000;
+  const PointPrediction served = predict_point(p);
+  ASSERT_TRUE(model_context.error.empty() && served.error.empty())
+      << model_context.error << served.error;
+  EXPECT_LT(served.predicted.at(ValidationMetric::kTtft),
+            0.75 * model_context.predicted.at(ValidationMetric::kTtft));
+  p.engine_settings["max_model_len"] = 2000.5;
+  EXPECT_NE(predict_point(p).error.find("'max_model_len' takes a whole number"), std::string::npos);
+}
+
 // Without ignore_eos a point's lengths are the engine's EOS draw (ceil of an exponential, clamped
 // to [1, max_tokens]) with the mean that gives the published mean length.
 TEST(Validation, EosMeanGivesThePublishedMeanLength) {
