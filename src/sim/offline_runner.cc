@@ -26,7 +26,11 @@ void record_token(RequestTimeline& t, const SeqEvent& ev) {
 class VirtualLevel {
  public:
   VirtualLevel(const CostModel& cost, const EngineConfig& config, const OfflineLevel& l)
-      : l_(l), engine_(cost, config), driver_(l.plan, 0), block_size_(config.block_size) {}
+      : l_(l),
+        model_(cost.deployment().model),
+        engine_(cost, config),
+        driver_(l.plan, 0),
+        block_size_(config.block_size) {}
 
   OfflineLevelRun run() {
     pump(0);
@@ -162,6 +166,20 @@ class VirtualLevel {
     t.prefix_group = len.prefix_group;
     r.ignore_eos = l_.ignore_eos;
     r.arrival_ns = now;
+    if (std::string why = context_refusal(model_, r.prompt_tokens, r.max_tokens); !why.empty()) {
+      // The server answers this request 400 and serves the others (a dataset's few long prompts);
+      // a level that gets nothing but refusals stops, since a closed loop would resend at once,
+      // forever, without virtual time passing.
+      t.error = RequestError{ErrorKind::kHttp, 400, why};
+      t.http_status = 400;
+      if (++refused_in_a_row_ >= kRefusalsToStop) {
+        driver_.stop(now, "the engine refused " + std::to_string(kRefusalsToStop) +
+                              " requests in a row, the last because " + why);
+      }
+      end(t, now);
+      return;
+    }
+    refused_in_a_row_ = 0;
     const Status s = engine_.submit(r);
     if (!s.ok()) {
       t.error = RequestError{ErrorKind::kHttp, 400, s.error()};
@@ -235,7 +253,11 @@ class VirtualLevel {
     return h;
   }
 
+  // Refusals in a row that stop the level (a workload none of whose requests fit).
+  static constexpr int64_t kRefusalsToStop = 1000;
+
   const OfflineLevel& l_;
+  const ModelShape& model_;
   Engine engine_;
   LevelDriver driver_;
   std::unordered_map<uint64_t, RequestTimeline> live_;  // in flight, by seq
@@ -245,6 +267,7 @@ class VirtualLevel {
   std::deque<SeqEvent> outbox_;  // events stamped later than now (the front end's queue)
   int64_t now_ = 0;
   int64_t block_size_;
+  int64_t refused_in_a_row_ = 0;
   // Sessions: prompt + output tokens of each open session's last finished turn.
   std::unordered_map<int64_t, int64_t> session_tokens_;
 };

@@ -100,6 +100,43 @@ TEST(SimRunCli, WritesSummaryAndRequestsJsonlLikeBench) {
   std::filesystem::remove_all(dir);
 }
 
+// Requests longer than the served context (Llama-2-7B: 4,096 tokens) get the 400 a server answers
+// and the rest are served: a trace with one such prompt in five records 4 failures and 16
+// successes and exits 0. A workload none of whose requests fit stops after 1,000 refusals in a
+// row (a duration-bound closed loop would otherwise resend forever without time passing), saying
+// why, and fails.
+TEST(SimRunCli, RequestsBeyondTheServedContextFailAloneAndAllOfThemStopTheLevel) {
+  const std::string trace = (std::filesystem::temp_directory_path() /
+                             ("tokperf-simrun-ctx-" + std::to_string(getpid()) + ".jsonl"))
+                                .string();
+  {
+    std::ofstream f(trace);
+    for (int i = 0; i < 20; ++i) {
+      f << nlohmann::json{{"timestamp", i * 0.1},
+                          {"input_tokens", i % 5 == 0 ? 5000 : 500},
+                          {"output_tokens", 20}}
+               .dump()
+        << "\n";
+    }
+  }
+  Ran mixed = run("--trace " + trace + " --no-save --no-history --json", false);
+  std::filesystem::remove(trace);
+  ASSERT_EQ(mixed.rc, 0) << mixed.out;
+  const auto j = nlohmann::json::parse(mixed.out);
+  EXPECT_EQ(j["levels"][0]["requests"]["ok"], 16);
+  EXPECT_EQ(j["levels"][0]["requests"]["failed"], 4);
+  EXPECT_TRUE(j["levels"][0]["load"]["stopped_early"].is_null());
+
+  Ran none = run(
+      "--model llama-3.1-8b --gpu h100 -c 2 --duration 10s --input-tokens 2000 --output-tokens 16 "
+      "--max-model-len 1024 --no-save --no-history");
+  EXPECT_EQ(none.rc, 1) << none.out;
+  EXPECT_NE(none.out.find("refused 1000 requests in a row, the last because 2000 prompt + 16 "
+                          "output tokens exceed the served context of 1024"),
+            std::string::npos)
+      << none.out;
+}
+
 TEST(SimRunCli, CapacitySearchGivesTheSameAnswerTwice) {
   const std::string args =
       std::string(kSmall) + " --capacity --slo 'tpot:p95<=15ms' --start 8 --max 512 -n 40";

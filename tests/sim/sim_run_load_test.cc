@@ -125,11 +125,13 @@ TEST(SimRunLoad, MaxConcurrencyQueuesArrivalsUntilASlotFrees) {
 
 TEST(SimRunLoad, EngineRefusalStopsTheLevelInsteadOfLooping) {
   sim::OfflineLevel l;
-  l.prompt_tokens = 100'000'000;  // more than the whole KV cache
+  l.prompt_tokens = 1000;  // within the model's context, more than the whole KV cache below
   l.output_tokens = 4;
   l.plan.spec = LevelSpec{LoadMode::kConcurrency, 2, 2, 0};
   l.plan.measure = PhaseLimit{1'000'000'000, 0};
-  auto run = sim::run_offline_level(cost(), sim::EngineConfig{}, l);
+  sim::EngineConfig engine;
+  engine.num_blocks = 4;  // 64 tokens
+  auto run = sim::run_offline_level(cost(), engine, l);
   ASSERT_TRUE(run.ok()) << run.error();
   ASSERT_TRUE(run->info.stopped_early.has_value());
   EXPECT_EQ(run->timelines.size(), 1u);
