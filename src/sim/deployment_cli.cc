@@ -31,10 +31,10 @@ void add_deployment_flags(CLI::App& sub, DeploymentFlags& f, const std::string& 
           ->capture_default_str());
   opts.push_back(sub.add_option("--tp", f.tp, "tensor-parallel GPUs")->capture_default_str());
   opts.push_back(
-      sub.add_option("--max-model-len", f.max_model_len,
-                     "the context length the engine serves (vLLM --max-model-len, SGLang "
-                     "--context-length): vLLM V0's token budget, SGLang's request pool and the "
-                     "simulated server's limit follow it; default: the model's "
+      sub.add_option("--max-model-len,--context-length", f.max_model_len,
+                     "the context length the engine serves (vLLM's --max-model-len, SGLang's "
+                     "--context-length; either name): vLLM V0's token budget, SGLang's request "
+                     "pool and the simulated server's limit follow it; default: the model's "
                      "max_position_embeddings")
           ->check(CLI::Range(int64_t{1}, int64_t{1} << 40)));
   opts.push_back(sub.add_flag("--dp-attention", f.dp_attention,

@@ -181,6 +181,7 @@ TEST(SimCli, TheServedContextLengthCanBeGiven) {
   const std::string base = "--model llama-3.1-8b --gpu h100";
   EXPECT_EQ(estimate_json(base)["max_model_len"], 131072);
   EXPECT_EQ(estimate_json(base + " --max-model-len 4096")["max_model_len"], 4096);
+  EXPECT_EQ(estimate_json(base + " --context-length 8192")["max_model_len"], 8192);  // SGLang's
   Ran above = run("estimate " + base + " --max-model-len 200000");
   EXPECT_EQ(above.rc, 2) << above.out;
   EXPECT_NE(above.out.find("accepted: 1 to 131072"), std::string::npos) << above.out;
