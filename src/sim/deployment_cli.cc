@@ -30,13 +30,6 @@ void add_deployment_flags(CLI::App& sub, DeploymentFlags& f, const std::string& 
       sub.add_option("--kv-dtype", f.kv_dtype, "KV-cache format: auto, fp16, bf16, fp8, int8")
           ->capture_default_str());
   opts.push_back(sub.add_option("--tp", f.tp, "tensor-parallel GPUs")->capture_default_str());
-  opts.push_back(
-      sub.add_option("--max-model-len,--context-length", f.max_model_len,
-                     "the context length the engine serves (vLLM's --max-model-len, SGLang's "
-                     "--context-length; either name): vLLM V0's token budget, SGLang's request "
-                     "pool and the simulated server's limit follow it; default: the model's "
-                     "max_position_embeddings")
-          ->check(CLI::Range(int64_t{1}, int64_t{1} << 40)));
   opts.push_back(sub.add_flag("--dp-attention", f.dp_attention,
                               "data-parallel attention over the --tp GPUs (SGLang's "
                               "--enable-dp-attention): whole attention weights and per-GPU KV"));
@@ -73,11 +66,19 @@ void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group
                      "engine; default: the --engine preset's (vllm: 136.85, fitted on the "
                      "calibration runs' hosts; the others 0: not modelled)")
           ->check(CLI::Range(0.0, 1e6));
+  CLI::Option* ctx =
+      sub.add_option("--max-model-len,--context-length", f.max_model_len,
+                     "the context length the engine serves (vLLM's --max-model-len, SGLang's "
+                     "--context-length; either name): vLLM V0's token budget, SGLang's request "
+                     "pool and the simulated server's limit follow it, and longer requests get "
+                     "the server's 400; default: the model's max_position_embeddings")
+          ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   if (!group.empty()) {
     o->group(group);
     g->group(group);
     kv->group(group);
     fe->group(group);
+    ctx->group(group);
   }
 }
 
@@ -100,7 +101,7 @@ bool deployment_flags_given(const CLI::App& sub, const std::string& model_flag) 
   for (const std::string& name :
        {model_flag, std::string("--model-config"), std::string("--gpu"), std::string("--gpu-spec"),
         std::string("--dtype"), std::string("--kv-dtype"), std::string("--tp"),
-        std::string("--max-model-len"), std::string("--dp-attention")}) {
+        std::string("--dp-attention")}) {
     const CLI::Option* o = sub.get_option_no_throw(name);
     if (o != nullptr && o->count() > 0) return true;
   }
