@@ -68,6 +68,7 @@ CostKnobs engine_knobs(const EnginePreset& p, const EngineConfig& c, const Deplo
   if (f.cuda_graph_max_batch >= 0) k.cuda_graph_max_batch = f.cuda_graph_max_batch;
   if (f.kv_cache_tokens > 0) k.kv_cache_tokens = f.kv_cache_tokens;
   if (f.frontend_us_per_token >= 0) k.output_overhead_s = f.frontend_us_per_token * 1e-6;
+  if (f.frontend_ms_per_request >= 0) k.request_overhead_s = f.frontend_ms_per_request * 1e-3;
   return k;
 }
 

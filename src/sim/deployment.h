@@ -31,6 +31,9 @@ struct DeploymentFlags {
   // --frontend-us-per-token: the front end's time per streamed token of each request, in
   // microseconds (CostKnobs::output_overhead_s); negative keeps the preset's.
   double frontend_us_per_token = -1;
+  // --frontend-ms-per-request: the front end's serial time to set each request up, in
+  // milliseconds (CostKnobs::request_overhead_s); negative keeps the preset's.
+  double frontend_ms_per_request = -1;
   // --max-model-len: the context length the engine serves (vLLM --max-model-len, SGLang
   // --context-length); it replaces the model's max_position_embeddings wherever an engine sizes
   // something by it (vLLM V0's token budget, SGLang's request pool, the simulated server's

@@ -66,6 +66,15 @@ void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group
                      "engine; default: the --engine preset's (vllm: 136.85, fitted on the "
                      "calibration runs' hosts; the others 0: not modelled)")
           ->check(CLI::Range(0.0, 1e6));
+  CLI::Option* fr =
+      sub.add_option("--frontend-ms-per-request", f.frontend_ms_per_request,
+                     "the serving front end's serial time to set each request up, in milliseconds "
+                     "(parse, tokenise, hand to the scheduler; the same thread as the streamed "
+                     "tokens): like --frontend-us-per-token a property of the host's CPU; default: "
+                     "the --engine preset's (vllm 5.52, vllm-v0 and sglang 2.04, sglang-0.4 0, "
+                     "trtllm and nim 4.83 plus 4.51 us per prompt token; fitted on the "
+                     "calibration runs' hosts)")
+          ->check(CLI::Range(0.0, 1e6));
   CLI::Option* ctx =
       sub.add_option("--max-model-len,--context-length", f.max_model_len,
                      "the context length the engine serves (vLLM's --max-model-len, SGLang's "
@@ -78,6 +87,7 @@ void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group
     g->group(group);
     kv->group(group);
     fe->group(group);
+    fr->group(group);
     ctx->group(group);
   }
 }
@@ -122,7 +132,8 @@ nlohmann::json deployment_json(const DeploymentFlags& d) {
           {"engine", d.engine},
           {"cuda_graph_max_batch", d.cuda_graph_max_batch},
           {"kv_cache_tokens", d.kv_cache_tokens},
-          {"frontend_us_per_token", d.frontend_us_per_token}};
+          {"frontend_us_per_token", d.frontend_us_per_token},
+          {"frontend_ms_per_request", d.frontend_ms_per_request}};
 }
 
 }  // namespace tokperf::sim

@@ -166,6 +166,16 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
         "--frontend-us-per-token)\n",
         k.output_overhead_s * 1e6, 1.0 / k.output_overhead_s);
   }
+  if (k.request_overhead_s > 0 || k.request_overhead_per_token_s > 0) {
+    // The same serial front end sets each request up: a cap on requests/s however fast the GPU.
+    const double setup_s = k.request_overhead_s +
+                           k.request_overhead_per_token_s * static_cast<double>(req.prompt_tokens);
+    out += fmt::format(
+        "  front end: {:.2f} ms to set each {}-token request up, so at most {:.0f} requests/s "
+        "(a property of the host's CPU: --frontend-ms-per-request; where each preset's comes "
+        "from: docs/SIMULATOR.md)\n",
+        setup_s * 1e3, req.prompt_tokens, 1.0 / setup_s);
+  }
   line("TTFT", ms(e.expected_ttft_s));
   line("TPOT", ms(e.expected_tpot_s));
   line("end to end", ms(e.expected_e2e_s));
@@ -193,6 +203,8 @@ nlohmann::json estimate_to_json(const Estimate& e, const CostModel& cost,
       {"cuda_graph_max_batch", cost.knobs().cuda_graph_max_batch},
       // The front end's time per streamed token of each request (0: not modelled).
       {"frontend_us_per_token", k.output_overhead_s * 1e6},
+      // The front end's serial time to set each request up, fixed part (0: not modelled).
+      {"frontend_ms_per_request", k.request_overhead_s * 1e3},
       // The engine's own KV size when --kv-cache-tokens gave it (null: from memory).
       {"kv_cache_tokens_given",
        k.kv_cache_tokens > 0 ? nlohmann::json(k.kv_cache_tokens) : nlohmann::json()},

@@ -173,6 +173,38 @@ TEST(SimCli, TheFrontEndsTimePerStreamedTokenCanBeGiven) {
   EXPECT_NE(bad.out.find("--frontend-us-per-token"), std::string::npos) << bad.out;
 }
 
+// --frontend-ms-per-request: the front end's serial set-up per request, a host property the
+// presets fitted on small hosts. estimate records it and the cap it implies; one request pays it
+// once; sim run's request rate stays under 1 / set-up however many users, and far above without.
+TEST(SimCli, TheFrontEndsSetUpTimePerRequestCanBeGiven) {
+  const std::string base = "--model llama-3.1-8b --gpu h100";
+  const nlohmann::json preset = estimate_json(base),
+                       given = estimate_json(base + " --frontend-ms-per-request 20");
+  EXPECT_NEAR(preset["frontend_ms_per_request"].get<double>(), 5.52, 1e-9);
+  EXPECT_NEAR(given["frontend_ms_per_request"].get<double>(), 20, 1e-9);
+  EXPECT_NEAR(given["expected_ttft_s"].get<double>() - preset["expected_ttft_s"].get<double>(),
+              20e-3 - 5.52e-3, 1e-9);
+  Ran text = run("estimate " + base + " --frontend-ms-per-request 20");
+  EXPECT_NE(text.out.find("so at most 50 requests/s"), std::string::npos) << text.out;
+  const auto req_rate = [](const std::string& extra) {
+    const Ran r = run_shell(std::string(TOKPERF_BINARY) +
+                            " sim run --model llama-3.1-8b --gpu h100 -c 64 -n 300 "
+                            "--input-tokens 64 --output-tokens 4 --ignore-eos --no-save "
+                            "--no-history --json " +
+                            extra + " 2>/dev/null | cat");
+    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_TRUE(j.is_object()) << r.out;
+    return j.is_object() ? j["levels"][0]["throughput"]["requests_per_s"].get<double>() : 0.0;
+  };
+  const double capped = req_rate("--frontend-ms-per-request 20"),
+               free = req_rate("--frontend-ms-per-request 0");
+  EXPECT_LE(capped, 50);
+  EXPECT_GT(free, 2 * capped);
+  Ran bad = run("estimate " + base + " --frontend-ms-per-request -1");
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--frontend-ms-per-request"), std::string::npos) << bad.out;
+}
+
 // --max-model-len on the simulator commands: estimate records the served context; a length above
 // the model's, or none, is refused naming the flag and the limit (exit 2). A run whose requests
 // do not fit the served context is refused by the engine, as a real server answers 400: it fails
