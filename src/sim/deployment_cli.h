@@ -24,8 +24,8 @@ void add_deployment_flags(CLI::App& sub, DeploymentFlags& f,
 
 // --engine NAME (engine_preset_names()): the serving engine whose defaults and overheads apply
 // (sim/engine_preset.h), and the engine's own settings that go with it (--cuda-graph-max-batch,
-// --kv-cache-tokens, --frontend-us-per-token, --max-model-len). Separate from the deployment
-// flags: bench's built-in target has none.
+// --kv-cache-tokens, --frontend-us-per-token, --frontend-ms-per-request, --max-model-len).
+// Separate from the deployment flags: bench's built-in target has none.
 void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group = "");
 
 // --max-num-seqs and --max-num-batched-tokens, written into `engine` (which must outlive parsing).
