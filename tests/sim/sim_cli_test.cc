@@ -40,6 +40,16 @@ nlohmann::json estimate_json(const std::string& args) {
   return nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
 }
 
+// One `tokperf sim run ARGS --json` level's throughput figure `key` (output_tokens_per_s,
+// requests_per_s); 0 with a failed expectation when it printed no JSON.
+double sim_run_throughput(const std::string& args, const char* key) {
+  const Ran r = run_shell(std::string(TOKPERF_BINARY) + " sim run " + args +
+                          " --no-save --no-history --json 2>/dev/null | cat");
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_TRUE(j.is_object()) << r.out;
+  return j.is_object() ? j["levels"][0]["throughput"][key].get<double>() : 0.0;
+}
+
 TEST(SimCli, BenchWithoutUrlMeasuresTheBuiltInEngine) {
   Ran r =
       run("bench -n 3 --warmup 0 --input-tokens 64 --output-tokens 4 --ignore-eos --no-progress "
@@ -154,14 +164,11 @@ TEST(SimCli, TheFrontEndsTimePerStreamedTokenCanBeGiven) {
   Ran text = run("estimate " + base + " --frontend-us-per-token 400");
   EXPECT_NE(text.out.find("at most 2500 tokens/s streamed"), std::string::npos) << text.out;
   const auto out_rate = [](const std::string& extra) {
-    const Ran r = run_shell(std::string(TOKPERF_BINARY) +
-                            " sim run --model llama-3.1-8b --gpu h100 -c 128 -n 256 "
-                            "--input-tokens 128 --output-tokens 64 --ignore-eos --no-save "
-                            "--no-history --json " +
-                            extra + " 2>/dev/null | cat");
-    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
-    EXPECT_TRUE(j.is_object()) << r.out;
-    return j.is_object() ? j["levels"][0]["throughput"]["output_tokens_per_s"].get<double>() : 0.0;
+    return sim_run_throughput(
+        "--model llama-3.1-8b --gpu h100 -c 128 -n 256 --input-tokens 128 --output-tokens 64 "
+        "--ignore-eos " +
+            extra,
+        "output_tokens_per_s");
   };
   // 400 us a token: at most 2,500 tokens/s however many streams; without it, far more.
   const double capped = out_rate("--frontend-us-per-token 400"),
@@ -187,14 +194,11 @@ TEST(SimCli, TheFrontEndsSetUpTimePerRequestCanBeGiven) {
   Ran text = run("estimate " + base + " --frontend-ms-per-request 20");
   EXPECT_NE(text.out.find("so at most 50 requests/s"), std::string::npos) << text.out;
   const auto req_rate = [](const std::string& extra) {
-    const Ran r = run_shell(std::string(TOKPERF_BINARY) +
-                            " sim run --model llama-3.1-8b --gpu h100 -c 64 -n 300 "
-                            "--input-tokens 64 --output-tokens 4 --ignore-eos --no-save "
-                            "--no-history --json " +
-                            extra + " 2>/dev/null | cat");
-    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
-    EXPECT_TRUE(j.is_object()) << r.out;
-    return j.is_object() ? j["levels"][0]["throughput"]["requests_per_s"].get<double>() : 0.0;
+    return sim_run_throughput(
+        "--model llama-3.1-8b --gpu h100 -c 64 -n 300 --input-tokens 64 --output-tokens 4 "
+        "--ignore-eos " +
+            extra,
+        "requests_per_s");
   };
   const double capped = req_rate("--frontend-ms-per-request 20"),
                free = req_rate("--frontend-ms-per-request 0");
