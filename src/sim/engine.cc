@@ -18,13 +18,6 @@ int64_t step_token_budget(const EngineConfig& c, const ModelShape& m) {
   return std::max<int64_t>(m.max_context, 2048);
 }
 
-std::string context_refusal(const ModelShape& m, int64_t prompt_tokens, int64_t max_tokens) {
-  if (m.max_context <= 0 || prompt_tokens + max_tokens <= m.max_context) return {};
-  return std::to_string(prompt_tokens) + " prompt + " + std::to_string(max_tokens) +
-         " output tokens exceed the served context of " + std::to_string(m.max_context) +
-         " tokens (--max-model-len, default the model's max_position_embeddings)";
-}
-
 Engine::Engine(const CostModel& cost, EngineConfig config)
     : cost_(cost),
       cfg_(config),
@@ -76,10 +69,6 @@ int32_t Engine::new_seq() {
 Status Engine::submit(const SimRequest& r) {
   if (r.prompt_tokens < 1 || r.max_tokens < 1) {
     return Error{"request " + std::to_string(r.id) + ": prompt_tokens and max_tokens must be >= 1"};
-  }
-  if (std::string why = context_refusal(cost_.deployment().model, r.prompt_tokens, r.max_tokens);
-      !why.empty()) {
-    return Error{"request " + std::to_string(r.id) + ": " + why};
   }
   const int64_t need = blocks_for(r.prompt_tokens + r.max_tokens, cfg_.block_size);
   if (need > kv_.capacity()) {

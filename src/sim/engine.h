@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <deque>
 #include <random>
-#include <string>
 #include <vector>
 
 #include "core/result.h"
@@ -62,12 +61,6 @@ struct EngineConfig {
 // max(max_model_len, 2048) with max_model_len the model's max_position_embeddings (2048 where the
 // config has none), as vLLM's SchedulerConfig sets it when chunked prefill is off.
 int64_t step_token_budget(const EngineConfig& c, const ModelShape& m);
-
-// Why a request of `prompt_tokens` + `max_tokens` cannot be served within the model's served
-// context (ModelShape::max_context: --max-model-len, else max_position_embeddings), as vLLM's and
-// SGLang's servers refuse it with a 400 before scheduling; empty when it fits or the context is
-// unknown (0).
-std::string context_refusal(const ModelShape& m, int64_t prompt_tokens, int64_t max_tokens);
 
 struct SimRequest {
   uint64_t id = 0;  // the caller's id, echoed in events

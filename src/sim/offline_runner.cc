@@ -13,6 +13,17 @@
 namespace tokperf::sim {
 namespace {
 
+// Why the server refuses a request of `prompt_tokens` + `max_tokens` (a 400 before scheduling, as
+// vLLM's and SGLang's API servers check it; SimServer checks the same over HTTP): they exceed the
+// served context (ModelShape::max_context: --max-model-len, else max_position_embeddings). Empty
+// when they fit or the context is unknown (0).
+std::string context_refusal(const ModelShape& m, int64_t prompt_tokens, int64_t max_tokens) {
+  if (m.max_context <= 0 || prompt_tokens + max_tokens <= m.max_context) return {};
+  return std::to_string(prompt_tokens) + " prompt + " + std::to_string(max_tokens) +
+         " output tokens exceed the served context of " + std::to_string(m.max_context) +
+         " tokens (--max-model-len, default the model's max_position_embeddings)";
+}
+
 // One generated token as a streaming client would have recorded it: one event, one token, visible.
 void record_token(RequestTimeline& t, const SeqEvent& ev) {
   if (ev.kind == SeqEventKind::kFirstToken) t.first_visible_ns = ev.t_ns;

@@ -211,8 +211,8 @@ TEST(SimCli, TheFrontEndsSetUpTimePerRequestCanBeGiven) {
 
 // --max-model-len on the simulator commands: estimate records the served context; a length above
 // the model's, or none, is refused naming the flag and the limit (exit 2). A run whose requests
-// do not fit the served context is refused by the engine, as a real server answers 400: it fails
-// (exit 1) saying why, instead of printing an empty table.
+// do not fit the served context is refused by the simulated server, as a real one answers 400: it
+// fails (exit 1) saying why, instead of printing an empty table.
 TEST(SimCli, TheServedContextLengthCanBeGiven) {
   const std::string base = "--model llama-3.1-8b --gpu h100";
   EXPECT_EQ(estimate_json(base)["max_model_len"], 131072);
