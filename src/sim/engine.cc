@@ -30,6 +30,7 @@ Engine::Engine(const CostModel& cost, EngineConfig config)
   if (cfg_.max_num_batched_tokens < 1) cfg_.max_num_batched_tokens = 1;
   if (cfg_.max_num_seqs == 0) cfg_.max_num_seqs = sglang_max_running_requests(cost);
   if (cfg_.max_num_seqs < 1) cfg_.max_num_seqs = 1;
+  if (cfg_.dp_attention_disables_overlap && cost.dp_attention()) cfg_.overlap_schedule = false;
 }
 
 int64_t Engine::sglang_max_running_requests(const CostModel& cost) {
@@ -164,7 +165,7 @@ int64_t Engine::reuse_cached_prefix(Seq& s) {
   return s.computed;
 }
 
-void Engine::schedule_batch(int64_t now_ns, bool prefill_only) {
+void Engine::schedule_batch(int64_t now_ns, int64_t admit_by_ns, bool prefill_only) {
   int64_t budget = cfg_.max_num_batched_tokens;
   // 1. Running sequences, oldest first; when blocks run out, the newest running one is preempted.
   for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
@@ -220,7 +221,7 @@ void Engine::schedule_batch(int64_t now_ns, bool prefill_only) {
            static_cast<int64_t>(running_.size()) < cfg_.max_num_seqs) {
       const int32_t idx = waiting_.front();
       Seq& s = seqs_[static_cast<size_t>(idx)];
-      if (s.ready_ns > now_ns) break;  // still in the front end
+      if (s.ready_ns > admit_by_ns) break;  // still in the front end, or after the batch formed
       if (cfg_.reserve_max_tokens && s.computed == 0 &&
           reserved_blocks(s) + outstanding > kv_.num_free()) {
         break;  // its whole sequence would not fit beside what running ones may still claim
@@ -348,23 +349,28 @@ const StepResult& Engine::step(int64_t now_ns) {
   scheduled_.clear();
   // Unmixed batches (SGLang): a prefill batch when a prompt is part-way through its prefill or the
   // next waiting one could be admitted, else a decode batch. Computed before anything is scheduled.
+  // The overlap scheduler formed this batch when the step now ending began.
+  const int64_t admit_by_ns = cfg_.overlap_schedule && !running_.empty() && last_step_start_ns_ >= 0
+                                  ? last_step_start_ns_
+                                  : now_ns;
   bool prefill_only = false;
   if (!cfg_.mixed_batches) {
     prefill_only = std::any_of(running_.begin(), running_.end(),
                                [this](int32_t idx) { return in_prefill(idx); });
     if (!prefill_only && !waiting_.empty() &&
         static_cast<int64_t>(running_.size()) < cfg_.max_num_seqs) {
-      prefill_only = seqs_[static_cast<size_t>(waiting_.front())].ready_ns <= now_ns;
+      prefill_only = seqs_[static_cast<size_t>(waiting_.front())].ready_ns <= admit_by_ns;
     }
   }
 
   if (cfg_.sglang_admission && running_.empty()) new_token_ratio_ = kSglangInitNewTokenRatio;
-  schedule_batch(now_ns, prefill_only);
+  schedule_batch(now_ns, admit_by_ns, prefill_only);
   if (prefill_only && scheduled_.empty() && !running_.empty()) {
     prefill_only = false;
-    schedule_batch(now_ns, false);  // no prefill batch could be formed (no KV blocks): decode
+    schedule_batch(now_ns, admit_by_ns, false);  // no prefill batch (no KV blocks): decode
   }
   if (cfg_.sglang_admission) update_new_token_ratio(!prefill_only && !scheduled_.empty());
+  last_step_start_ns_ = scheduled_.empty() ? -1 : now_ns;
   if (scheduled_.empty()) {
     // Nothing runnable yet because the next request is still in the front end: wait for it.
     if (running_.empty() && !waiting_.empty()) {

@@ -47,6 +47,16 @@ struct EngineConfig {
   // With the prefix cache off, a request that ignores EOS is admitted only when, as the running
   // requests finish in order of the tokens they have left, the KV cache never runs out.
   bool sglang_admission = false;
+  // SGLang's overlap scheduler (on by default since 0.4.0; --disable-overlap-schedule): the CPU
+  // forms the next batch and launches it while the GPU runs the current one, so while the engine
+  // is busy the batch that runs next was formed when the current step began, and a request that
+  // reaches the scheduler during a step waits for that step and the next one. An idle engine
+  // starts a request at once. The CPU time it hides is not modelled apart (the fitted per-step
+  // costs stand for what is left).
+  bool overlap_schedule = false;
+  // SGLang 0.4.x turns the overlap scheduler off under data-parallel attention (server_args:
+  // enable_dp_attention sets disable_overlap_schedule).
+  bool dp_attention_disables_overlap = false;
   int64_t num_blocks = 0;  // 0: sized from the cost model's KV capacity
   // A freshly started server that has not served a request yet: the first step with prefill tokens
   // also pays CostKnobs::cold_start_s. Off for every CLI path (they model a warmed server).
@@ -179,8 +189,9 @@ class Engine {
     return s.tokens() - s.computed > 1;
   }
   // Steps 1-2 of an iteration into scheduled_: running sequences (only those in prefill when
-  // `prefill_only`), then waiting prompts (none in an unmixed decode batch).
-  void schedule_batch(int64_t now_ns, bool prefill_only);
+  // `prefill_only`), then waiting prompts that reached the scheduler by `admit_by_ns` (none in an
+  // unmixed decode batch).
+  void schedule_batch(int64_t now_ns, int64_t admit_by_ns, bool prefill_only);
   // SGLang's admission (EngineConfig::sglang_admission): the KV tokens it still counts free once
   // running requests' expected growth is set aside, and its check for a request that ignores EOS.
   struct TokensLeft {
@@ -212,6 +223,8 @@ class Engine {
   int64_t outputs_start_ns_ = 0;
   int64_t free_before_outputs_ns_ = 0;
   bool cold_paid_ = false;  // cold_start: the first prefill step has paid cold_start_s
+  // overlap_schedule: when the last step that ran began (-1: the engine was idle since).
+  int64_t last_step_start_ns_ = -1;
   double new_token_ratio_ = kSglangInitNewTokenRatio;  // sglang_admission
 };
 

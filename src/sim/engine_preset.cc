@@ -143,6 +143,9 @@ std::vector<EnginePreset> make_presets() {
   // SGLang admits a prompt only while it fits beside the running requests' expected growth
   // (EngineConfig::sglang_admission), not as soon as its prompt's KV is free as vLLM does.
   sglang.config.sglang_admission = true;
+  // Its overlap scheduler (on by default since sgl-project/sglang PR #2067, 2024-11-18) is not
+  // turned on: modelled as EngineConfig::overlap_schedule, it made the calibration points worse
+  // (docs/SIMULATOR.md, "Twenty-fourth change, not adopted"); `--knob overlap_schedule=1` tries it.
   v.push_back(sglang);
 
   // SGLang 0.4.x (December 2024 - February 2025), as vllm-v0/vllm-v0.6 are per vLLM version: the
@@ -160,6 +163,9 @@ std::vector<EnginePreset> make_presets() {
       "SGLang 0.4.x (Dec 2024 - Feb 2025): as sglang, with fitted costs per running request "
       "and per MoE layer per step and its own front-end latency";
   sglang04.knobs.per_seq_overhead_s = 48.9e-6;
+  // 0.4.x ran without the overlap scheduler under --enable-dp-attention (server_args.py), should
+  // it be turned on.
+  sglang04.config.dp_attention_disables_overlap = true;
   // Its own front end (docs/SIMULATOR.md, "Fourteenth change"): a request crosses three processes
   // (tokenizer manager -> scheduler -> detokenizer -> tokenizer manager) before its first token is
   // streamed. Fitted on the preset's dense calibration TTFTs (scripts/fit_sim.py --engine

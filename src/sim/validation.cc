@@ -333,6 +333,7 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       {"mixed_batches", &c.mixed_batches},
       {"enable_prefix_caching", &c.enable_prefix_caching},
       {"sglang_admission", &c.sglang_admission},
+      {"overlap_schedule", &c.overlap_schedule},
       {"dp_attention", &k.dp_attention},
   };
   for (const auto& [name, value] : o) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <string>
 
 #include "sim/engine_preset.h"
 
@@ -162,6 +163,48 @@ TEST(Engine, UnmixedBatchesRunPrefillAloneAndDecodersWait) {
     drain(e, now + r.duration_ns);
     EXPECT_EQ(e.kv().num_used(), 0);
   }
+}
+
+// SGLang's overlap scheduler (EngineConfig::overlap_schedule, an opt-in knob: not adopted in the
+// presets): while the engine is busy the next batch is formed when the current step begins, so a
+// request that reaches the scheduler mid-step waits one step longer than without it; an idle
+// engine starts a request at once; sglang-0.4 turns it off under data-parallel attention.
+TEST(Engine, OverlapScheduleAdmitsAMidStepArrivalOneStepLater) {
+  for (const bool mixed : {true, false}) {
+    for (const bool overlap : {false, true}) {
+      SCOPED_TRACE(std::string(mixed ? "mixed" : "unmixed") + (overlap ? ", overlap" : ""));
+      EngineConfig cfg;
+      cfg.mixed_batches = mixed;
+      cfg.overlap_schedule = overlap;
+      Engine e(cost(), cfg);
+      ASSERT_TRUE(e.submit(req(1, 100, 10)).ok());
+      const StepResult& first = e.step(0);  // idle engine: request 1 starts at once either way
+      EXPECT_EQ(first.prefill_tokens, 100);
+      const int64_t t1 = first.duration_ns;
+      const int64_t t2 = t1 + e.step(t1).duration_ns;  // a decode step [t1, t2)
+      SimRequest late = req(2, 50, 3);
+      late.arrival_ns = t1 + 1;  // reached the scheduler during that step
+      ASSERT_TRUE(e.submit(late).ok());
+      const StepResult& at_t2 = e.step(t2);
+      EXPECT_EQ(at_t2.prefill_tokens, overlap ? 0 : 50);
+      EXPECT_EQ(at_t2.num_seqs, overlap ? 1 : (mixed ? 2 : 1));
+      const StepResult& at_t3 = e.step(t2 + at_t2.duration_ns);
+      if (overlap) {
+        EXPECT_EQ(at_t3.prefill_tokens, 50);  // one step later
+      }
+      drain(e, t2 + at_t2.duration_ns + at_t3.duration_ns);
+      EXPECT_EQ(e.kv().num_used(), 0);
+    }
+  }
+  const Deployment d{find_model("deepseek-v3").value(), find_gpu("h200").value(), DType::kFp8,
+                     DType::kFp8, 8};
+  Deployment dp = d;
+  dp.dp_attention = true;
+  EngineConfig cfg = find_engine_preset("sglang-0.4").value().config;
+  cfg.overlap_schedule = true;
+  EXPECT_TRUE(Engine(CostModel(d, CostKnobs{}), cfg).config().overlap_schedule);
+  EXPECT_FALSE(Engine(CostModel(dp, CostKnobs{}), cfg).config().overlap_schedule);
+  EXPECT_FALSE(find_engine_preset("sglang").value().config.overlap_schedule);
 }
 
 // vLLM's V0 engine without chunked prefill (presets vllm-v0 and vllm-v0.6) schedules waiting
