@@ -27,7 +27,8 @@ int run_estimate(const EstimateConfig& c) {
   if (c.request.prompt_tokens < 1 || c.request.output_tokens < 1) {
     throw UsageError("--prompt-tokens and --output-tokens must be >= 1");
   }
-  const sim::EnginePreset preset = sim::find_engine_preset(c.deployment.engine, d->gpu).value();
+  const sim::EnginePreset preset =
+      sim::find_engine_preset(c.deployment.engine, d->gpu, d->tp).value();
   sim::EstimateRequest req = c.request;
   req.max_num_batched_tokens = sim::step_token_budget(preset.config, d->model);
   req.engine = c.deployment.engine;

@@ -54,7 +54,7 @@ int serve_sim(const SimServeConfig& c) {
   sim::SimServerOptions o;
   o.deployment = std::move(d).value();
   const sim::EnginePreset preset =
-      sim::find_engine_preset(c.deployment.engine, o.deployment.gpu).value();
+      sim::find_engine_preset(c.deployment.engine, o.deployment.gpu, o.deployment.tp).value();
   o.engine = c.engine;
   o.engine.reserve_max_tokens = preset.config.reserve_max_tokens;
   if (!c.max_num_seqs_given) o.engine.max_num_seqs = preset.config.max_num_seqs;

@@ -52,7 +52,8 @@ struct SimRunFlags {
 
 // The --engine preset's scheduler settings on this GPU, with the engine flags the user gave on top.
 sim::EngineConfig engine_config(const SimRunFlags& f, const sim::GpuSpec& gpu) {
-  sim::EngineConfig c = sim::find_engine_preset(f.deployment.engine, gpu).value().config;
+  sim::EngineConfig c =
+      sim::find_engine_preset(f.deployment.engine, gpu, f.deployment.tp).value().config;
   c.eos_mean_tokens = f.engine.eos_mean_tokens;
   if (f.max_num_seqs_given) c.max_num_seqs = f.engine.max_num_seqs;
   if (f.max_num_batched_tokens_given) c.max_num_batched_tokens = f.engine.max_num_batched_tokens;
@@ -63,7 +64,8 @@ sim::EngineConfig engine_config(const SimRunFlags& f, const sim::GpuSpec& gpu) {
 sim::CostModel make_cost(const SimRunFlags& f) {
   auto d = sim::resolve_deployment(f.deployment);
   if (!d.ok()) throw UsageError(d.error());
-  const sim::EnginePreset preset = sim::find_engine_preset(f.deployment.engine, d->gpu).value();
+  const sim::EnginePreset preset =
+      sim::find_engine_preset(f.deployment.engine, d->gpu, d->tp).value();
   const sim::EngineConfig engine = engine_config(f, d->gpu);
   sim::CostModel cost(std::move(d).value(), sim::engine_knobs(preset, engine, f.deployment));
   if (!cost.fits()) {

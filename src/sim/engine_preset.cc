@@ -160,9 +160,14 @@ std::vector<EnginePreset> make_presets() {
   EnginePreset sglang04 = sglang;
   sglang04.name = "sglang-0.4";
   sglang04.description =
-      "SGLang 0.4.x (Dec 2024 - Feb 2025): as sglang, with fitted costs per running request "
-      "and per MoE layer per step and its own front-end latency";
+      "SGLang 0.4.x (Dec 2024 - Feb 2025): as sglang, with mem_fraction_static by tp (0.88, "
+      "0.87 from 2 GPUs, 0.85 from 4, 0.81 from 8), fitted costs per running request and per MoE "
+      "layer per step and its own front-end latency";
   sglang04.knobs.per_seq_overhead_s = 48.9e-6;
+  // Its mem_fraction_static follows the tensor-parallel size (sglang04_mem_fraction_static; 0.85
+  // on the 4xH200 points, 0.81 on the 8xH200 ones, as their settings record). docs/SIMULATOR.md,
+  // "Twenty-fifth change".
+  sglang04.mem_fraction_by_tp = true;
   // 0.4.x ran without the overlap scheduler under --enable-dp-attention (server_args.py), should
   // it be turned on.
   sglang04.config.dp_attention_disables_overlap = true;
@@ -231,8 +236,17 @@ std::vector<EnginePreset> make_presets() {
 
 }  // namespace
 
-EnginePreset EnginePreset::for_gpu(const GpuSpec& gpu) const {
+double sglang04_mem_fraction_static(int tp) {
+  if (tp >= 16) return 0.79;
+  if (tp >= 8) return 0.81;
+  if (tp >= 4) return 0.85;
+  if (tp >= 2) return 0.87;
+  return 0.88;
+}
+
+EnginePreset EnginePreset::for_gpu(const GpuSpec& gpu, int tp) const {
   EnginePreset p = *this;
+  if (mem_fraction_by_tp) p.knobs.gpu_memory_utilization = sglang04_mem_fraction_static(tp);
   if (device_batch_defaults) {
     // vLLM compares torch's total device memory (H100 80GB: 79.2 GiB) with 70 GiB and the
     // device name with "a100" (a large token budget lowered A100 throughput, vLLM PR #17885).
@@ -271,10 +285,10 @@ Result<EnginePreset> find_engine_preset(std::string_view name) {
                "' is not known; accepted: " + engine_preset_names()};
 }
 
-Result<EnginePreset> find_engine_preset(std::string_view name, const GpuSpec& gpu) {
+Result<EnginePreset> find_engine_preset(std::string_view name, const GpuSpec& gpu, int tp) {
   auto p = find_engine_preset(name);
   if (!p.ok()) return p;
-  return p->for_gpu(gpu);
+  return p->for_gpu(gpu, tp);
 }
 
 }  // namespace tokperf::sim

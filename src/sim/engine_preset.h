@@ -33,11 +33,15 @@ struct EnginePreset {
   // (CostKnobs::profile_tokens; checked against vLLM's startup logs, docs/SIMULATOR.md "KV-cache
   // capacity"). The other presets keep the constant activation_reserve_bytes.
   bool profiled_memory = false;
+  // SGLang 0.4.x sets mem_fraction_static from the tensor-parallel size when it is not given
+  // (server_args.py: 0.88 on one GPU, 0.87 from tp 2, 0.85 from 4, 0.81 from 8, 0.79 from 16).
+  bool mem_fraction_by_tp = false;
 
-  // This preset as its engine starts on `gpu`: `config` with the device-dependent batch limits
-  // applied (unchanged for presets without them), and for a profiled_memory preset the knobs'
-  // profiling shape taken from them.
-  EnginePreset for_gpu(const GpuSpec& gpu) const;
+  // This preset as its engine starts on `tp` GPUs of type `gpu`: `config` with the
+  // device-dependent batch limits applied (unchanged for presets without them), the memory
+  // fraction of a mem_fraction_by_tp preset, and for a profiled_memory preset the knobs'
+  // profiling shape taken from the batch limits.
+  EnginePreset for_gpu(const GpuSpec& gpu, int tp) const;
 };
 
 // For a profiled_memory preset, the knobs' profiling shape from the engine settings the run
@@ -49,8 +53,10 @@ const std::vector<EnginePreset>& engine_presets();
 std::string engine_preset_names();
 // Looks up a preset; the error names the value and what is accepted.
 Result<EnginePreset> find_engine_preset(std::string_view name);
-// The same, as the engine starts on `gpu` (EnginePreset::for_gpu). Callers that simulate a
-// deployment use this one.
-Result<EnginePreset> find_engine_preset(std::string_view name, const GpuSpec& gpu);
+// The same, as the engine starts on `tp` GPUs of type `gpu` (EnginePreset::for_gpu). Callers
+// that simulate a deployment use this one.
+Result<EnginePreset> find_engine_preset(std::string_view name, const GpuSpec& gpu, int tp);
+// SGLang 0.4.x's default mem_fraction_static on `tp` GPUs (EnginePreset::mem_fraction_by_tp).
+double sglang04_mem_fraction_static(int tp);
 
 }  // namespace tokperf::sim

@@ -107,7 +107,15 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
            ? fmt::format("{} (vLLM's profiling pass: {} tokens, {} sequences)",
                          gb(cost.kv_reserve_bytes()), kn.profile_tokens, kn.profile_seqs)
            : fmt::format("{} (the engine's constant reserve)", gb(cost.kv_reserve_bytes())));
-  line("KV budget per GPU", gb(e.kv_budget_bytes_per_gpu));
+  line("KV budget per GPU",
+       kn.kv_cache_tokens > 0 ? gb(e.kv_budget_bytes_per_gpu)
+       : kn.kv_fraction_of_free_memory
+           ? fmt::format("{} ({:.2f} of what the weights and that reserve leave of {})",
+                         gb(e.kv_budget_bytes_per_gpu), kn.gpu_memory_utilization,
+                         gb(cost.deployment().gpu.memory_bytes))
+           : fmt::format("{} ({:.2f} of {}, less the weights and that reserve)",
+                         gb(e.kv_budget_bytes_per_gpu), kn.gpu_memory_utilization,
+                         gb(cost.deployment().gpu.memory_bytes)));
   line("fits", e.fits ? "yes" : "NO");
   line("KV capacity",
        fmt::format("{} tokens = {} sequences of {} tokens{}", e.kv_capacity_tokens,

@@ -85,7 +85,7 @@ KvCapacityResult run_kv_validation(const std::vector<KvCapacityRow>& rows,
                                    const KnobOverrides& overrides) {
   KvCapacityResult result;
   for (const KvCapacityRow& row : rows) {
-    EnginePreset preset = find_engine_preset("vllm", row.deployment.gpu).value();
+    EnginePreset preset = find_engine_preset("vllm", row.deployment.gpu, row.deployment.tp).value();
     preset.knobs.gpu_memory_utilization = row.gpu_memory_utilization;
     preset.knobs.profile_tokens = row.profile_tokens;
     preset.knobs.profile_seqs = row.max_num_seqs;

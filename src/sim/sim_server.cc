@@ -126,10 +126,10 @@ struct Stream {
   int64_t received_ns = 0;
   int64_t first_token_ns = 0;
   int64_t last_token_ns = 0;
-  int64_t scheduled_ns = 0;    // from the first token's event
+  int64_t scheduled_ns = 0;  // from the first token's event
   int64_t tokens = 0;
   int64_t cached_tokens = 0;  // prompt tokens the engine found in its prefix cache
-  std::string out;  // reused write buffer
+  std::string out;            // reused write buffer
   // Chat with `tools`: the reply is one tool call whose arguments JSON is streamed token by token
   // ({"query": "<words>"}), closing with the last token.
   bool tool_call = false;
@@ -560,7 +560,7 @@ Result<std::unique_ptr<SimServer>> start_sim_target(const DeploymentFlags& flags
     if (message.rfind("--model ", 0) == 0) message.insert(2, "sim-");
     return Error{message};
   }
-  auto preset = find_engine_preset(flags.engine, d->gpu);
+  auto preset = find_engine_preset(flags.engine, d->gpu, d->tp);
   if (!preset.ok()) return Error{preset.error()};
   SimServerOptions o;
   o.deployment = std::move(d).value();

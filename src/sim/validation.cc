@@ -400,7 +400,7 @@ PointPrediction predict_point(const ValidationPoint& p, const KnobOverrides& ove
     out.error = d.error();
     return out;
   }
-  auto preset = find_engine_preset(p.sim_engine, d->gpu);
+  auto preset = find_engine_preset(p.sim_engine, d->gpu, d->tp);
   if (!preset.ok()) {
     out.error = preset.error();
     return out;

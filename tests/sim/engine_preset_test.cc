@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "sim/deployment.h"
 #include "sim/gpu_catalog.h"
 
@@ -51,12 +53,12 @@ TEST(EnginePreset, VllmIsTheDefaultKnobsAndConfigWithV1sFittedCosts) {
 TEST(EnginePreset, VllmTakesItsBatchLimitsFromTheGpuAsVllmV1Does) {
   const EnginePreset vllm = find_engine_preset("vllm").value();
   for (const char* id : {"h100", "h200", "mi300x"}) {
-    const EngineConfig c = vllm.for_gpu(find_gpu(id).value()).config;
+    const EngineConfig c = vllm.for_gpu(find_gpu(id).value(), 1).config;
     EXPECT_EQ(c.max_num_batched_tokens, 8192) << id;
     EXPECT_EQ(c.max_num_seqs, 1024) << id;
   }
   for (const char* id : {"a100-80g", "a100-40g", "l40s", "rtx4090", "l4"}) {
-    const EngineConfig c = vllm.for_gpu(find_gpu(id).value()).config;
+    const EngineConfig c = vllm.for_gpu(find_gpu(id).value(), 1).config;
     EXPECT_EQ(c.max_num_batched_tokens, 2048) << id;
     EXPECT_EQ(c.max_num_seqs, 256) << id;
   }
@@ -66,21 +68,21 @@ TEST(EnginePreset, VllmTakesItsBatchLimitsFromTheGpuAsVllmV1Does) {
           "memory_bandwidth_gb_s": 2039, "tflops": {"bf16": 312}})",
       "test");
   ASSERT_TRUE(big.ok()) << big.error();
-  EXPECT_EQ(vllm.for_gpu(*big).config.max_num_batched_tokens, 2048);
+  EXPECT_EQ(vllm.for_gpu(*big, 1).config.max_num_batched_tokens, 2048);
   big->name = "NVIDIA H20";
-  EXPECT_EQ(vllm.for_gpu(*big).config.max_num_batched_tokens, 8192);
+  EXPECT_EQ(vllm.for_gpu(*big, 1).config.max_num_batched_tokens, 8192);
   big->memory_bytes = 69.0 * 1024 * 1024 * 1024;
-  EXPECT_EQ(vllm.for_gpu(*big).config.max_num_batched_tokens, 2048);
+  EXPECT_EQ(vllm.for_gpu(*big, 1).config.max_num_batched_tokens, 2048);
   // The other presets keep their own limits on any GPU.
   // SGLang's KV pool is its memory fraction less the weights, with no reserve besides.
   EXPECT_EQ(find_engine_preset("sglang").value().knobs.activation_reserve_bytes, 0);
   for (const char* name : {"vllm-v0", "vllm-v0.6", "sglang", "trtllm", "nim"}) {
     const EnginePreset p = find_engine_preset(name).value();
-    const EnginePreset on = find_engine_preset(name, find_gpu("rtx4090").value()).value();
+    const EnginePreset on = find_engine_preset(name, find_gpu("rtx4090").value(), 1).value();
     EXPECT_EQ(on.config.max_num_batched_tokens, p.config.max_num_batched_tokens) << name;
     EXPECT_EQ(on.config.max_num_seqs, p.config.max_num_seqs) << name;
   }
-  EXPECT_FALSE(find_engine_preset("tgi", find_gpu("h100").value()).ok());
+  EXPECT_FALSE(find_engine_preset("tgi", find_gpu("h100").value(), 1).ok());
 }
 
 // vLLM 0.6.0 with --num-scheduler-steps 10 is vLLM 0.5.4's engine with the per-step CPU work
@@ -252,10 +254,10 @@ TEST(EnginePreset, TrtllmSizesKvFromTheMemoryLeftAfterWeights) {
 // follows them (the device defaults, then any --max-num-batched-tokens / --max-num-seqs); the
 // other presets keep the constant reserve.
 TEST(EnginePreset, VllmProfilesItsBatchLimitsTheOthersKeepTheConstant) {
-  const EnginePreset h100 = find_engine_preset("vllm", find_gpu("h100").value()).value();
+  const EnginePreset h100 = find_engine_preset("vllm", find_gpu("h100").value(), 1).value();
   EXPECT_EQ(h100.knobs.profile_tokens, 8192);
   EXPECT_EQ(h100.knobs.profile_seqs, 1024);
-  const EnginePreset a100 = find_engine_preset("vllm", find_gpu("a100-80g").value()).value();
+  const EnginePreset a100 = find_engine_preset("vllm", find_gpu("a100-80g").value(), 1).value();
   EXPECT_EQ(a100.knobs.profile_tokens, 2048);
   EXPECT_EQ(a100.knobs.profile_seqs, 256);
   EngineConfig flags = h100.config;
@@ -264,10 +266,30 @@ TEST(EnginePreset, VllmProfilesItsBatchLimitsTheOthersKeepTheConstant) {
   // SGLang's KV pool is its memory fraction less the weights, with no reserve besides.
   EXPECT_EQ(find_engine_preset("sglang").value().knobs.activation_reserve_bytes, 0);
   for (const char* name : {"vllm-v0", "vllm-v0.6", "sglang", "trtllm", "nim"}) {
-    const EnginePreset p = find_engine_preset(name, find_gpu("h100").value()).value();
+    const EnginePreset p = find_engine_preset(name, find_gpu("h100").value(), 1).value();
     EXPECT_EQ(p.knobs.profile_tokens, 0) << name;
     EXPECT_EQ(knobs_for_engine(p, p.knobs, flags).profile_tokens, 0) << name;
   }
+}
+
+// SGLang 0.4.x's mem_fraction_static follows the tensor-parallel size when it is not given
+// (server_args.py); sglang (0.5.x) keeps 0.88 and vllm 0.9 at every size. The KV pool shrinks
+// with it: Llama-3.3-70B in BF16 on 4 H200s holds fewer tokens at 0.85 than at 0.88.
+TEST(EnginePreset, Sglang04TakesItsMemoryFractionFromTheTensorParallelSize) {
+  const GpuSpec h200 = find_gpu("h200").value();
+  const std::pair<int, double> table[] = {{1, 0.88}, {2, 0.87},  {3, 0.87}, {4, 0.85},
+                                          {8, 0.81}, {16, 0.79}, {32, 0.79}};
+  for (const auto& [tp, fraction] : table) {
+    EXPECT_EQ(find_engine_preset("sglang-0.4", h200, tp).value().knobs.gpu_memory_utilization,
+              fraction)
+        << "tp " << tp;
+    EXPECT_EQ(find_engine_preset("sglang", h200, tp).value().knobs.gpu_memory_utilization, 0.88);
+    EXPECT_EQ(find_engine_preset("vllm", h200, tp).value().knobs.gpu_memory_utilization, 0.9);
+  }
+  const Deployment d{find_model("llama-3.1-70b").value(), h200, DType::kBf16, DType::kBf16, 4};
+  const CostModel at_tp4(d, find_engine_preset("sglang-0.4", h200, 4).value().knobs);
+  const CostModel at_088(d, find_engine_preset("sglang", h200, 4).value().knobs);
+  EXPECT_LT(at_tp4.kv_capacity_tokens(), at_088.kv_capacity_tokens());
 }
 
 }  // namespace
