@@ -31,6 +31,10 @@ Engine::Engine(const CostModel& cost, EngineConfig config)
   if (cfg_.max_num_seqs == 0) cfg_.max_num_seqs = sglang_max_running_requests(cost);
   if (cfg_.max_num_seqs < 1) cfg_.max_num_seqs = 1;
   if (cfg_.dp_attention_disables_overlap && cost.dp_attention()) cfg_.overlap_schedule = false;
+  if (cfg_.dp_attention_halves_chunk_per_rank && cost.dp_attention()) {
+    max_tokens_per_seq_ = std::max<int64_t>(1, cfg_.max_num_batched_tokens / 2);
+    cfg_.max_num_batched_tokens = max_tokens_per_seq_ * cost.deployment().tp;
+  }
 }
 
 int64_t Engine::sglang_max_running_requests(const CostModel& cost) {
@@ -172,7 +176,7 @@ void Engine::schedule_batch(int64_t now_ns, int64_t admit_by_ns, bool prefill_on
     const int32_t idx = running_[i];
     if (prefill_only && !in_prefill(idx)) continue;  // decoders wait for the prefill batch
     Seq& s = seqs_[static_cast<size_t>(idx)];
-    const int64_t num_new = std::min(s.tokens() - s.computed, budget);
+    const int64_t num_new = std::min({s.tokens() - s.computed, budget, max_tokens_per_seq_});
     bool self_preempted = false;
     while (!ensure_blocks(s, s.computed + num_new)) {
       const int32_t victim = running_.back();
@@ -247,7 +251,7 @@ void Engine::schedule_batch(int64_t now_ns, int64_t admit_by_ns, bool prefill_on
       const bool looked_up = cfg_.enable_prefix_caching && s.computed == 0 && !s.hashes.empty();
       const int64_t cached = reuse_cached_prefix(s);
       const int64_t need = s.tokens() - s.computed;
-      const int64_t num_new = std::min(need, budget);
+      const int64_t num_new = std::min({need, budget, max_tokens_per_seq_});
       if ((!cfg_.enable_chunked_prefill && num_new < need) ||
           !ensure_blocks(s, s.computed + num_new)) {
         free_blocks(s);  // give back the prefix hits; retried next step

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -57,6 +58,11 @@ struct EngineConfig {
   // SGLang 0.4.x turns the overlap scheduler off under data-parallel attention (server_args:
   // enable_dp_attention sets disable_overlap_schedule).
   bool dp_attention_disables_overlap = false;
+  // SGLang 0.4.x under data-parallel attention halves chunked_prefill_size ("to avoid MoE kernel
+  // issues", server_args.py) and every rank runs its own scheduler with it: a step (the ranks run
+  // in lockstep) prefills up to tp x max_num_batched_tokens / 2 tokens, at most
+  // max_num_batched_tokens / 2 of them from one prompt.
+  bool dp_attention_halves_chunk_per_rank = false;
   int64_t num_blocks = 0;  // 0: sized from the cost model's KV capacity
   // A freshly started server that has not served a request yet: the first step with prefill tokens
   // also pays CostKnobs::cold_start_s. Off for every CLI path (they model a warmed server).
@@ -225,6 +231,8 @@ class Engine {
   bool cold_paid_ = false;  // cold_start: the first prefill step has paid cold_start_s
   // overlap_schedule: when the last step that ran began (-1: the engine was idle since).
   int64_t last_step_start_ns_ = -1;
+  // The most tokens one sequence computes in a step (dp_attention_halves_chunk_per_rank).
+  int64_t max_tokens_per_seq_ = std::numeric_limits<int64_t>::max();
   double new_token_ratio_ = kSglangInitNewTokenRatio;  // sglang_admission
 };
 

@@ -171,6 +171,9 @@ std::vector<EnginePreset> make_presets() {
   // 0.4.x ran without the overlap scheduler under --enable-dp-attention (server_args.py), should
   // it be turned on.
   sglang04.config.dp_attention_disables_overlap = true;
+  // It also halved chunked_prefill_size there, per rank (EngineConfig::
+  // dp_attention_halves_chunk_per_rank): not turned on, the calibration sum did not fall
+  // (docs/SIMULATOR.md, "Twenty-sixth change, not adopted").
   // Its own front end (docs/SIMULATOR.md, "Fourteenth change"): a request crosses three processes
   // (tokenizer manager -> scheduler -> detokenizer -> tokenizer manager) before its first token is
   // streamed. Fitted on the preset's dense calibration TTFTs (scripts/fit_sim.py --engine

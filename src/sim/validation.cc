@@ -334,6 +334,7 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       {"enable_prefix_caching", &c.enable_prefix_caching},
       {"sglang_admission", &c.sglang_admission},
       {"overlap_schedule", &c.overlap_schedule},
+      {"dp_attention_halves_chunk_per_rank", &c.dp_attention_halves_chunk_per_rank},
       {"dp_attention", &k.dp_attention},
   };
   for (const auto& [name, value] : o) {

@@ -207,6 +207,36 @@ TEST(Engine, OverlapScheduleAdmitsAMidStepArrivalOneStepLater) {
   EXPECT_FALSE(find_engine_preset("sglang").value().config.overlap_schedule);
 }
 
+// SGLang 0.4 under data-parallel attention (EngineConfig::dp_attention_halves_chunk_per_rank, an
+// opt-in knob: not adopted in the preset): each of the tp ranks prefills up to half the budget, so
+// a step takes tp x 4,096 tokens and one prompt at most 4,096; without data-parallel attention
+// the flag changes nothing.
+TEST(Engine, DpAttentionChunksEachRanksPrefillAtHalfTheBudget) {
+  const Deployment d{find_model("deepseek-v3").value(), find_gpu("h200").value(), DType::kFp8,
+                     DType::kFp8, 8};
+  Deployment dp = d;
+  dp.dp_attention = true;
+  const CostModel tp_cost(d, no_front_end());
+  const CostModel dp_cost(dp, no_front_end());
+  for (const bool halves : {false, true}) {
+    for (const CostModel* c : {&tp_cost, &dp_cost}) {
+      const bool on = halves && c == &dp_cost;
+      SCOPED_TRACE(std::string(halves ? "flag on" : "flag off") +
+                   (c == &dp_cost ? ", dp attention" : ", tp"));
+      EngineConfig cfg;
+      cfg.max_num_batched_tokens = 8192;
+      cfg.dp_attention_halves_chunk_per_rank = halves;
+      Engine one(*c, cfg);
+      EXPECT_EQ(one.config().max_num_batched_tokens, on ? 8 * 4096 : 8192);
+      ASSERT_TRUE(one.submit(req(1, 10000, 2)).ok());
+      EXPECT_EQ(one.step(0).prefill_tokens, on ? 4096 : 8192);
+      Engine many(*c, cfg);
+      for (uint64_t i = 0; i < 12; ++i) ASSERT_TRUE(many.submit(req(i, 3000, 2)).ok());
+      EXPECT_EQ(many.step(0).prefill_tokens, on ? 8 * 4096 : 8192);
+    }
+  }
+}
+
 // vLLM's V0 engine without chunked prefill (presets vllm-v0 and vllm-v0.6) schedules waiting
 // prompts first and runs such a step without the decodes (Scheduler._schedule_default); V1 (vllm)
 // mixes them.
