@@ -48,7 +48,8 @@ struct EngineConfig {
   // With the prefix cache off, a request that ignores EOS is admitted only when, as the running
   // requests finish in order of the tokens they have left, the KV cache never runs out.
   bool sglang_admission = false;
-  // SGLang's overlap scheduler (on by default since 0.4.0; --disable-overlap-schedule): the CPU
+  // SGLang's overlap scheduler (on in SGLang by default since 0.4.0, --disable-overlap-schedule;
+  // off in every preset here, docs/SIMULATOR.md "Twenty-fourth change, not adopted"): the CPU
   // forms the next batch and launches it while the GPU runs the current one, so while the engine
   // is busy the batch that runs next was formed when the current step began, and a request that
   // reaches the scheduler during a step waits for that step and the next one. An idle engine

@@ -144,8 +144,9 @@ std::vector<EnginePreset> make_presets() {
   // (EngineConfig::sglang_admission), not as soon as its prompt's KV is free as vLLM does.
   sglang.config.sglang_admission = true;
   // Its overlap scheduler (on by default since sgl-project/sglang PR #2067, 2024-11-18) is not
-  // turned on: modelled as EngineConfig::overlap_schedule, it made the calibration points worse
-  // (docs/SIMULATOR.md, "Twenty-fourth change, not adopted"); `--knob overlap_schedule=1` tries it.
+  // turned on: modelled as EngineConfig::overlap_schedule, it raised the calibration error sum
+  // (docs/SIMULATOR.md, "Twenty-fourth change, not adopted"); `sim validate --knob
+  // overlap_schedule=1` replays with it.
   v.push_back(sglang);
 
   // SGLang 0.4.x (December 2024 - February 2025), as vllm-v0/vllm-v0.6 are per vLLM version: the
