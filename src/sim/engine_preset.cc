@@ -163,7 +163,8 @@ std::vector<EnginePreset> make_presets() {
   sglang04.description =
       "SGLang 0.4.x (Dec 2024 - Feb 2025): as sglang, with mem_fraction_static by tp (0.88, "
       "0.87 from 2 GPUs, 0.85 from 4, 0.81 from 8), fitted costs per running request and per MoE "
-      "layer per step and its own front-end latency";
+      "layer per step, KV reads at 0.25 of the usual rate (fitted) and its own front-end "
+      "latency";
   sglang04.knobs.per_seq_overhead_s = 48.9e-6;
   // Its mem_fraction_static follows the tensor-parallel size (sglang04_mem_fraction_static; 0.85
   // on the 4xH200 points, 0.81 on the 8xH200 ones, as their settings record). docs/SIMULATOR.md,
@@ -199,6 +200,13 @@ std::vector<EnginePreset> make_presets() {
   // --grid 0.25,0.5,0.8,1.25,2,4): 0.0435 of the dense rate, against 0.5.7's 0.068. A fragile
   // fit: at 8 requests/s the run is overloaded and its TTFT swings with the prefill rate.
   sglang04.knobs.moe_expert_compute_factor = 0.04352;
+  // Its decode attention reads the KV cache at a quarter of the rate the model gives other
+  // engines (docs/SIMULATOR.md, "Twenty-seventh change"): fitted on the preset's dense calibration
+  // TPOTs (scripts/fit_sim.py --engine sglang-0.4 --class dense --metric TPOT --knob
+  // kv_read_factor=1 --rounds 4 -> 0.25), which came out up to 2x too fast where KV reads fill a
+  // decode step (70B long-prompt bursts: median ITL -45/-48%) and not where they do not. Token-
+  // granular KV pages (page_size 1) are the candidate cause, not checked against a kernel timing.
+  sglang04.knobs.kv_read_factor = 0.25;
   v.push_back(sglang04);
 
   EnginePreset trt = vllm;

@@ -128,7 +128,10 @@ TEST(EnginePreset, Sglang04IsSglangWithACostPerRunningRequest) {
 
   const Deployment d{find_model("llama-3.1-70b").value(), find_gpu("h200").value(), DType::kBf16,
                      DType::kBf16, 4};
-  const CostModel later(d, now.knobs), early(d, v04.knobs);
+  // Its slower KV reads (the twenty-seventh change) have their own test below: equal here.
+  CostKnobs same_kv = now.knobs;
+  same_kv.kv_read_factor = v04.knobs.kv_read_factor;
+  const CostModel later(d, same_kv), early(d, v04.knobs);
   StepShape big, one;
   for (int i = 0; i < 200; ++i) big.add(1, 700, true, false);
   one.add(1, 700, true, false);
@@ -152,29 +155,55 @@ TEST(EnginePreset, Sglang04PaysItsOwnMoeCostsAndDenseModelsDoNot) {
   const Deployment moe{find_model("deepseek-v3").value(), find_gpu("h200").value(), DType::kFp8,
                        DType::kFp8, 8};
   ASSERT_EQ(moe.model.num_moe_layers(), 58);
-  // The per-running-request cost differs too (the tenth change); take it out per batch.
+  // The per-running-request cost differs too (the tenth change); take it out per batch. The KV
+  // reads (the twenty-seventh change) are made equal.
   const double per_seq = v04.knobs.per_seq_overhead_s - now.knobs.per_seq_overhead_s;
+  CostKnobs same_kv = now.knobs;
+  same_kv.kv_read_factor = v04.knobs.kv_read_factor;
   for (int batch : {1, 64}) {
     StepShape decode;
     for (int i = 0; i < batch; ++i) decode.add(1, 2000, true, false);
-    const double longer = CostModel(moe, v04.knobs).step_time_s(decode) -
-                          CostModel(moe, now.knobs).step_time_s(decode);
+    const double longer =
+        CostModel(moe, v04.knobs).step_time_s(decode) - CostModel(moe, same_kv).step_time_s(decode);
     EXPECT_NEAR(longer, 58 * per_layer + batch * per_seq, 1e-9) << batch;
   }
   // A prefill is bound by its GEMMs, the routed ones slower still: longer by more than the fixed
   // costs alone.
   StepShape prefill;
   prefill.add(4096, 0, true, true);
-  EXPECT_GT(CostModel(moe, v04.knobs).step_time_s(prefill) -
-                CostModel(moe, now.knobs).step_time_s(prefill),
-            58 * per_layer + per_seq + 1e-3);
+  EXPECT_GT(
+      CostModel(moe, v04.knobs).step_time_s(prefill) - CostModel(moe, same_kv).step_time_s(prefill),
+      58 * per_layer + per_seq + 1e-3);
   const Deployment dense{find_model("llama-3.1-70b").value(), find_gpu("h200").value(),
                          DType::kBf16, DType::kBf16, 4};
   StepShape one;
   one.add(1, 700, true, false);
   EXPECT_NEAR(
-      CostModel(dense, v04.knobs).step_time_s(one) - CostModel(dense, now.knobs).step_time_s(one),
+      CostModel(dense, v04.knobs).step_time_s(one) - CostModel(dense, same_kv).step_time_s(one),
       per_seq, 1e-9);
+}
+
+// SGLang 0.4.x's decode attention reads the KV cache at 0.25 of the rate the model gives the
+// other presets (fitted on its dense calibration TPOTs, docs/SIMULATOR.md "Twenty-seventh
+// change"): the KV part of a step takes 4x as long on an H200, the weight reads do not change,
+// and a long-context decode step grows while a short-context one barely does.
+TEST(EnginePreset, Sglang04ReadsTheKvCacheAtAQuarterOfTheRate) {
+  const EnginePreset now = find_engine_preset("sglang").value();
+  const EnginePreset v04 = find_engine_preset("sglang-0.4").value();
+  EXPECT_EQ(v04.knobs.kv_read_factor, 0.25);
+  EXPECT_EQ(now.knobs.kv_read_factor, 0);  // the GPU's own (1 on an H200)
+  const Deployment d{find_model("llama-3.1-70b").value(), find_gpu("h200").value(), DType::kBf16,
+                     DType::kBf16, 4};
+  const CostModel later(d, now.knobs), early(d, v04.knobs);
+  StepShape long_ctx, short_ctx;
+  for (int i = 0; i < 300; ++i) long_ctx.add(1, 3000, true, false);
+  for (int i = 0; i < 300; ++i) short_ctx.add(1, 100, true, false);
+  EXPECT_NEAR(early.step(long_ctx).kv_s / later.step(long_ctx).kv_s, 4.0, 1e-9);
+  EXPECT_EQ(early.step(long_ctx).weights_s, later.step(long_ctx).weights_s);
+  const double long_growth = early.step_time_s(long_ctx) / later.step_time_s(long_ctx);
+  const double short_growth = early.step_time_s(short_ctx) / later.step_time_s(short_ctx);
+  EXPECT_GT(long_growth, 1.5);
+  EXPECT_LT(short_growth, long_growth);
 }
 
 // The per-token front-end cost was fitted for vLLM V1 only (docs/SIMULATOR.md, "Eleventh
