@@ -166,10 +166,10 @@ std::vector<EnginePreset> make_presets() {
       "layer per step, KV reads at 0.25 of the usual rate (fitted) and its own front-end "
       "latency";
   sglang04.knobs.per_seq_overhead_s = 48.9e-6;
-  // Its mem_fraction_static follows the tensor-parallel size (sglang04_mem_fraction_static; 0.85
-  // on the 4xH200 points, 0.81 on the 8xH200 ones, as their settings record). docs/SIMULATOR.md,
-  // "Twenty-fifth change".
-  sglang04.mem_fraction_by_tp = true;
+  // Its mem_fraction_static follows the tensor-parallel size (server_args.py; 0.85 on the 4xH200
+  // points, 0.81 on the 8xH200 ones, as their settings record). docs/SIMULATOR.md, "Twenty-fifth
+  // change".
+  sglang04.mem_fraction_by_tp = {{1, 0.88}, {2, 0.87}, {4, 0.85}, {8, 0.81}, {16, 0.79}};
   // 0.4.x ran without the overlap scheduler under --enable-dp-attention (server_args.py), should
   // it be turned on.
   sglang04.config.dp_attention_disables_overlap = true;
@@ -248,17 +248,11 @@ std::vector<EnginePreset> make_presets() {
 
 }  // namespace
 
-double sglang04_mem_fraction_static(int tp) {
-  if (tp >= 16) return 0.79;
-  if (tp >= 8) return 0.81;
-  if (tp >= 4) return 0.85;
-  if (tp >= 2) return 0.87;
-  return 0.88;
-}
-
 EnginePreset EnginePreset::for_gpu(const GpuSpec& gpu, int tp) const {
   EnginePreset p = *this;
-  if (mem_fraction_by_tp) p.knobs.gpu_memory_utilization = sglang04_mem_fraction_static(tp);
+  for (const auto& [min_tp, fraction] : mem_fraction_by_tp) {
+    if (tp >= min_tp) p.knobs.gpu_memory_utilization = fraction;
+  }
   if (device_batch_defaults) {
     // vLLM compares torch's total device memory (H100 80GB: 79.2 GiB) with 70 GiB and the
     // device name with "a100" (a large token budget lowered A100 throughput, vLLM PR #17885).

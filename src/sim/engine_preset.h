@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/result.h"
@@ -33,13 +34,14 @@ struct EnginePreset {
   // (CostKnobs::profile_tokens; checked against vLLM's startup logs, docs/SIMULATOR.md "KV-cache
   // capacity"). The other presets keep the constant activation_reserve_bytes.
   bool profiled_memory = false;
-  // SGLang 0.4.x sets mem_fraction_static from the tensor-parallel size when it is not given
-  // (server_args.py: 0.88 on one GPU, 0.87 from tp 2, 0.85 from 4, 0.81 from 8, 0.79 from 16).
-  bool mem_fraction_by_tp = false;
+  // Engines that set their memory fraction from the tensor-parallel size when it is not given
+  // (SGLang 0.4.x's mem_fraction_static): {smallest tp, fraction} in rising tp order; the last
+  // entry whose tp the deployment reaches replaces knobs.gpu_memory_utilization. Empty: the knob.
+  std::vector<std::pair<int, double>> mem_fraction_by_tp;
 
   // This preset as its engine starts on `tp` GPUs of type `gpu`: `config` with the
   // device-dependent batch limits applied (unchanged for presets without them), the memory
-  // fraction of a mem_fraction_by_tp preset, and for a profiled_memory preset the knobs'
+  // fraction for `tp` (mem_fraction_by_tp), and for a profiled_memory preset the knobs'
   // profiling shape taken from the batch limits.
   EnginePreset for_gpu(const GpuSpec& gpu, int tp) const;
 };
@@ -56,7 +58,5 @@ Result<EnginePreset> find_engine_preset(std::string_view name);
 // The same, as the engine starts on `tp` GPUs of type `gpu` (EnginePreset::for_gpu). Callers
 // that simulate a deployment use this one.
 Result<EnginePreset> find_engine_preset(std::string_view name, const GpuSpec& gpu, int tp);
-// SGLang 0.4.x's default mem_fraction_static on `tp` GPUs (EnginePreset::mem_fraction_by_tp).
-double sglang04_mem_fraction_static(int tp);
 
 }  // namespace tokperf::sim
