@@ -1,6 +1,7 @@
 #include "cli/load_flags.h"
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <fmt/format.h>
 
 #include "cli/commands.h"
@@ -18,7 +19,9 @@ void add_load_flags(CLI::App* sub, LoadFlags& f) {
   sub->add_flag("--sweep", f.sweep, "Closed-loop sweep over 1,4,8,16,32,64 (or the given list)")
       ->group(g);
   sub->add_option("--request-rate,-r", f.request_rate,
-                  "Open loop: arrivals per second; a list runs one level each (10,20,40)")
+                  "Open loop: arrivals per second; a list runs one level each (10,20,40). 'inf' "
+                  "(alone), as vLLM bench: every request at once (with --max-concurrency C, a "
+                  "closed loop of C)")
       ->group(g);
   sub->add_option("--ramp", f.ramp,
                   "rate|concurrency:FROM..TO:step=S|x=F|linear=DUR (e.g. rate:10..100:step=10)")
@@ -81,6 +84,15 @@ void add_load_flags(CLI::App* sub, LoadFlags& f) {
 
 namespace {
 
+// vLLM bench's "--request-rate inf": every request is created at the start.
+bool is_infinite_rate(const std::string& text) {
+  std::string t;
+  for (char ch : text) {
+    if (ch != ' ') t += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  return t == "inf" || t == "infinity";
+}
+
 PhaseLimit phase_flag(const char* name, const std::string& text) {
   auto p = parse_phase_limit(name, text);
   if (!p) throw UsageError(p.error());
@@ -101,7 +113,11 @@ LoadConfig make_load_config(const LoadFlags& f) {
                      "--ramp or --trace");
   }
   Result<std::vector<LevelSpec>> levels = std::vector<LevelSpec>{LevelSpec{}};
-  if (f.max_concurrency > 0 && shapes == 0 && !f.sweep) {
+  // --request-rate inf without --max-concurrency: one burst of the measured requests, set below
+  // once --requests is known.
+  const bool rate_inf = is_infinite_rate(f.request_rate);
+  const bool burst = rate_inf && f.max_concurrency <= 0;
+  if (f.max_concurrency > 0 && (shapes == 0 || rate_inf) && !f.sweep) {
     // vLLM bench's meaning without a rate: every request at once, at most C in flight = a closed
     // loop of C.
     levels = parse_concurrency_list(std::to_string(f.max_concurrency));
@@ -109,7 +125,7 @@ LoadConfig make_load_config(const LoadFlags& f) {
     levels = parse_concurrency_list(f.concurrency);
   } else if (f.sweep) {
     levels = parse_concurrency_list(kDefaultConcurrencySweep);
-  } else if (!f.request_rate.empty()) {
+  } else if (!f.request_rate.empty() && !burst) {
     levels = parse_rate_list(f.request_rate);
   } else if (!f.ramp.empty()) {
     levels = parse_ramp(f.ramp);
@@ -153,6 +169,21 @@ LoadConfig make_load_config(const LoadFlags& f) {
     c.default_warmup = false;
   }
   if (!f.cooldown.empty()) plan.cooldown = phase_flag("--cooldown", f.cooldown);
+  if (burst) {
+    // Every measured request sent at once and nothing else: a closed loop as wide as the count,
+    // no default warm-up (vLLM bench measures all of its prompts).
+    if (plan.measure.requests == 0) {
+      throw UsageError(
+          "--request-rate inf sends every request at once: give a count with --requests N "
+          "(default 100), not --duration, or cap it with --max-concurrency C");
+    }
+    plan.levels = {LevelSpec{LoadMode::kConcurrency, static_cast<double>(plan.measure.requests),
+                             static_cast<double>(plan.measure.requests), 0}};
+    if (f.warmup.empty()) {
+      plan.warmup = PhaseLimit{};
+      c.default_warmup = false;
+    }
+  }
 
   auto timeout = parse_duration_ns(f.timeout);
   if (!timeout || *timeout <= 0) {

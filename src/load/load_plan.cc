@@ -43,7 +43,8 @@ Result<std::vector<LevelSpec>> parse_list(std::string_view flag, std::string_vie
                                           LoadMode mode) {
   bool whole = mode == LoadMode::kConcurrency;
   const char* accepted = whole ? "positive whole numbers separated by commas, e.g. 1,4,8"
-                               : "positive numbers (req/s) separated by commas, e.g. 10,20.5";
+                               : "positive numbers (req/s) separated by commas, e.g. 10,20.5, "
+                                 "or inf alone (every request at once)";
   std::vector<LevelSpec> out;
   for (std::string_view item : split(text, ',')) {
     auto v = parse_number(item);

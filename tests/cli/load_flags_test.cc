@@ -95,12 +95,44 @@ TEST(LoadFlags, BadValuesNameTheFlag) {
       {"--trace /nonexistent/t.jsonl", "--trace"},
       {"--slo ttft:p95", "ttft:p95"},
       {"--arrivals sometimes", "sometimes"},
+      {"--request-rate inf --duration 10s", "--requests N"},
+      {"--request-rate 10,inf", "inf alone"},
+      {"--request-rate infinite", "'infinite' is not valid"},
   };
   for (const auto& k : cases) {
     std::string e = usage_error(k.args);
     EXPECT_NE(e.find(k.must_mention), std::string::npos) << k.args << " -> '" << e << "'";
   }
   EXPECT_EQ(usage_error("--concurrency 2 --requests 5"), "");
+}
+
+// vLLM bench's --request-rate inf: alone, every measured request at once and no warm-up; with
+// --max-concurrency C, the closed loop of C that --max-concurrency alone gives.
+TEST(LoadFlags, InfiniteRateIsOneBurstOrAClosedLoopUnderACap) {
+  LoadConfig burst = make_load_config(parse("--request-rate inf --requests 50"));
+  ASSERT_EQ(burst.plan.levels.size(), 1u);
+  EXPECT_EQ(burst.plan.levels[0].mode, LoadMode::kConcurrency);
+  EXPECT_EQ(burst.plan.levels[0].start, 50);
+  EXPECT_EQ(burst.plan.measure.requests, 50);
+  EXPECT_FALSE(burst.default_warmup);
+  EXPECT_TRUE(burst.plan.warmup.none());
+
+  LoadConfig dflt = make_load_config(parse("--request-rate Infinity"));
+  ASSERT_EQ(dflt.plan.levels.size(), 1u);
+  EXPECT_EQ(dflt.plan.levels[0].start, 100);  // the default count
+
+  LoadConfig warm = make_load_config(parse("--request-rate inf --requests 20 --warmup 5"));
+  EXPECT_EQ(warm.plan.levels[0].start, 20);
+  EXPECT_FALSE(warm.default_warmup);
+  EXPECT_EQ(warm.plan.warmup.requests, 5);
+
+  LoadConfig capped = make_load_config(parse("-r inf --max-concurrency 8 --requests 30"));
+  LoadConfig same = make_load_config(parse("--max-concurrency 8 --requests 30"));
+  ASSERT_EQ(capped.plan.levels.size(), 1u);
+  EXPECT_EQ(capped.plan.levels[0].mode, LoadMode::kConcurrency);
+  EXPECT_EQ(capped.plan.levels[0].start, 8);
+  EXPECT_EQ(capped.default_warmup, same.default_warmup);
+  EXPECT_EQ(capped.plan.measure.requests, 30);
 }
 
 TEST(LoadFlags, TurnsAndThinkTimeMakeSessions) {
