@@ -27,8 +27,9 @@ int run_estimate(const EstimateConfig& c) {
   if (c.request.prompt_tokens < 1 || c.request.output_tokens < 1) {
     throw UsageError("--prompt-tokens and --output-tokens must be >= 1");
   }
-  const sim::EnginePreset preset =
-      sim::find_engine_preset(c.deployment.engine, d->gpu, d->tp).value();
+  auto found = sim::engine_preset(c.deployment, d->gpu, d->tp);
+  if (!found.ok()) throw UsageError(found.error());
+  const sim::EnginePreset preset = *found;
   sim::EstimateRequest req = c.request;
   req.max_num_batched_tokens = sim::step_token_budget(preset.config, d->model);
   req.engine = c.deployment.engine;
@@ -39,6 +40,9 @@ int run_estimate(const EstimateConfig& c) {
     fmt::print("{}\n", sim::estimate_to_json(e, cost, req).dump(2));
   } else {
     fmt::print("{}", sim::format_estimate_text(e, cost, req));
+  }
+  if (std::string k = sim::knob_note(c.deployment); !k.empty()) {
+    fmt::print(c.json ? stderr : stdout, "note: {}\n", k);
   }
   return kExitOk;
 }

@@ -53,8 +53,9 @@ int serve_sim(const SimServeConfig& c) {
   if (!d.ok()) throw UsageError(d.error());
   sim::SimServerOptions o;
   o.deployment = std::move(d).value();
-  const sim::EnginePreset preset =
-      sim::find_engine_preset(c.deployment.engine, o.deployment.gpu, o.deployment.tp).value();
+  auto found = sim::engine_preset(c.deployment, o.deployment.gpu, o.deployment.tp);
+  if (!found.ok()) throw UsageError(found.error());
+  const sim::EnginePreset preset = *found;
   o.engine = c.engine;
   o.engine.reserve_max_tokens = preset.config.reserve_max_tokens;
   if (!c.max_num_seqs_given) o.engine.max_num_seqs = preset.config.max_num_seqs;
@@ -86,6 +87,7 @@ int serve_sim(const SimServeConfig& c) {
     throw UsageError(fmt::format("--host {} --port {}: {}", c.host, c.port, st.error()));
   }
   fmt::print("tokperf sim serve: {}\n", sim::describe_simulation(s));
+  if (std::string k = sim::knob_note(c.deployment); !k.empty()) fmt::print("note: {}\n", k);
   fmt::print("listening on {} (model id '{}'); Ctrl-C stops\n", s.base_url(), s.served_model());
   std::fflush(stdout);
 

@@ -52,8 +52,9 @@ struct SimRunFlags {
 
 // The --engine preset's scheduler settings on this GPU, with the engine flags the user gave on top.
 sim::EngineConfig engine_config(const SimRunFlags& f, const sim::GpuSpec& gpu) {
-  sim::EngineConfig c =
-      sim::find_engine_preset(f.deployment.engine, gpu, f.deployment.tp).value().config;
+  auto preset = sim::engine_preset(f.deployment, gpu, f.deployment.tp);
+  if (!preset.ok()) throw UsageError(preset.error());
+  sim::EngineConfig c = preset->config;
   c.eos_mean_tokens = f.engine.eos_mean_tokens;
   if (f.max_num_seqs_given) c.max_num_seqs = f.engine.max_num_seqs;
   if (f.max_num_batched_tokens_given) c.max_num_batched_tokens = f.engine.max_num_batched_tokens;
@@ -64,10 +65,10 @@ sim::EngineConfig engine_config(const SimRunFlags& f, const sim::GpuSpec& gpu) {
 sim::CostModel make_cost(const SimRunFlags& f) {
   auto d = sim::resolve_deployment(f.deployment);
   if (!d.ok()) throw UsageError(d.error());
-  const sim::EnginePreset preset =
-      sim::find_engine_preset(f.deployment.engine, d->gpu, d->tp).value();
+  auto preset = sim::engine_preset(f.deployment, d->gpu, d->tp);
+  if (!preset.ok()) throw UsageError(preset.error());
   const sim::EngineConfig engine = engine_config(f, d->gpu);
-  sim::CostModel cost(std::move(d).value(), sim::engine_knobs(preset, engine, f.deployment));
+  sim::CostModel cost(std::move(d).value(), sim::engine_knobs(*preset, engine, f.deployment));
   if (!cost.fits()) {
     throw UsageError(fmt::format(
         "{} in {} needs {:.1f} GB of weights per GPU; {} x {} cannot hold it (try --tp or --dtype)",
@@ -160,6 +161,7 @@ int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig con
       "health (CPU, loop lag) does not apply",
       sim::held_out_accuracy_line(cost.deployment(), f.deployment.engine),
   };
+  if (std::string k = sim::knob_note(f.deployment); !k.empty()) notes.push_back(std::move(k));
   const int64_t wall_start_ns = mono_ns();
   if (config.workload) {
     const PhaseLimit& m = config.load.plan.measure;
@@ -242,6 +244,7 @@ int run_capacity_search(const SimRunFlags& f, const sim::CostModel& cost, const 
   const CapacityResult r = capacity_search(run_level, opt);
   fmt::print(out, "{}\n", r.summary);
   fmt::print(out, "{}\n", sim::held_out_accuracy_line(cost.deployment(), f.deployment.engine));
+  if (std::string k = sim::knob_note(f.deployment); !k.empty()) fmt::print(out, "note: {}\n", k);
   if (f.output.json) {
     nlohmann::json doc = capacity_json("sim run --capacity", config_json(base),
                                        {{"by", f.by}, {"start", f.start}, {"max", f.max}}, r);

@@ -102,24 +102,9 @@ int run_validate(const ValidateFlags& f) {
     throw UsageError(
         fmt::format("--split '{}' is not known; accepted: all, calibration, held-out", f.split));
   }
-  sim::KnobOverrides overrides;
-  for (const std::string& k : f.knobs) {
-    const auto eq = k.find('=');
-    double v = 0;
-    try {
-      if (eq == std::string::npos) throw std::invalid_argument("no =");
-      v = std::stod(k.substr(eq + 1));
-    } catch (const std::exception&) {
-      throw UsageError(fmt::format("--knob '{}' must be NAME=NUMBER", k));
-    }
-    overrides[k.substr(0, eq)] = v;
-  }
-  if (!overrides.empty()) {
-    sim::EnginePreset probe = sim::engine_presets().front();
-    if (Status s = sim::apply_knob_overrides(overrides, probe); !s.ok()) {
-      throw UsageError("--knob: " + s.error());
-    }
-  }
+  auto parsed = sim::parse_knob_overrides(f.knobs);
+  if (!parsed.ok()) throw UsageError(parsed.error());
+  const sim::KnobOverrides overrides = *parsed;
   if (f.kv) return run_validate_kv(f, overrides);
   auto points = sim::load_validation_set(f.data);
   if (!points.ok()) throw UsageError(fmt::format("--data: {}", points.error()));

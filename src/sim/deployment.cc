@@ -63,6 +63,25 @@ Result<Deployment> resolve_deployment(const DeploymentFlags& f) {
   return d;
 }
 
+Result<EnginePreset> engine_preset(const DeploymentFlags& f, const GpuSpec& gpu, int tp) {
+  auto preset = find_engine_preset(f.engine, gpu, tp);
+  if (!preset.ok()) return preset;
+  auto overrides = parse_knob_overrides(f.knobs);
+  if (!overrides.ok()) return Error{overrides.error()};
+  if (Status s = apply_knob_overrides(*overrides, *preset); !s.ok()) {
+    return Error{"--knob: " + s.error()};
+  }
+  return preset;
+}
+
+std::string knob_note(const DeploymentFlags& f) {
+  if (f.knobs.empty()) return "";
+  std::string list;
+  for (const std::string& k : f.knobs) list += (list.empty() ? "" : ", ") + k;
+  return "--knob " + list + " replaces the " + f.engine +
+         " preset's values: the accuracy figures are for the presets as shipped";
+}
+
 CostKnobs engine_knobs(const EnginePreset& p, const EngineConfig& c, const DeploymentFlags& f) {
   CostKnobs k = knobs_for_engine(p, p.knobs, c);
   if (f.cuda_graph_max_batch >= 0) k.cuda_graph_max_batch = f.cuda_graph_max_batch;

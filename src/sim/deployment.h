@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 #include "sim/cost_model.h"
@@ -39,6 +40,9 @@ struct DeploymentFlags {
   // something by it (vLLM V0's token budget, SGLang's request pool, the simulated server's
   // limit). 0 keeps the model's.
   int64_t max_model_len = 0;
+  // --knob NAME=VALUE (repeatable): preset knobs replaced for a what-if (KnobOverrides names);
+  // the --cuda-graph-max-batch, --kv-cache-tokens and --frontend-* flags apply on top.
+  std::vector<std::string> knobs;
 };
 
 // A preset's knobs for the engine settings a run really uses (its profiling shape follows
@@ -48,5 +52,13 @@ CostKnobs engine_knobs(const EnginePreset& p, const EngineConfig& c, const Deplo
 
 // Errors name the flag, the value and what is accepted.
 Result<Deployment> resolve_deployment(const DeploymentFlags& f);
+
+// The --engine preset as it starts on `tp` GPUs of type `gpu` (find_engine_preset) with the
+// --knob overrides applied. Every command that simulates a deployment takes its preset here.
+Result<EnginePreset> engine_preset(const DeploymentFlags& f, const GpuSpec& gpu, int tp);
+
+// "" without --knob; else a note (without "note: ") saying which knobs replace the preset's and that the held-out
+// accuracy figures describe the presets as shipped.
+std::string knob_note(const DeploymentFlags& f);
 
 }  // namespace tokperf::sim

@@ -82,9 +82,17 @@ void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group
                      "pool and the simulated server's limit follow it, and longer requests get "
                      "the server's 400; default: the model's max_position_embeddings")
           ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  CLI::Option* knob =
+      sub.add_option("--knob", f.knobs,
+                     "NAME=VALUE (repeatable): replace one of the --engine preset's knobs for a "
+                     "what-if, by its field name, e.g. step_overhead_s=0.002 or the opt-in "
+                     "mechanisms overlap_schedule=1 (sglang) and "
+                     "dp_attention_halves_chunk_per_rank=1 (sglang-0.4); an unknown name is "
+                     "refused with the list (docs/SIMULATOR.md, \"Knobs\")");
   if (!group.empty()) {
     o->group(group);
     g->group(group);
+    knob->group(group);
     kv->group(group);
     fe->group(group);
     fr->group(group);
@@ -133,7 +141,8 @@ nlohmann::json deployment_json(const DeploymentFlags& d) {
           {"cuda_graph_max_batch", d.cuda_graph_max_batch},
           {"kv_cache_tokens", d.kv_cache_tokens},
           {"frontend_us_per_token", d.frontend_us_per_token},
-          {"frontend_ms_per_request", d.frontend_ms_per_request}};
+          {"frontend_ms_per_request", d.frontend_ms_per_request},
+          {"knobs", d.knobs}};
 }
 
 }  // namespace tokperf::sim

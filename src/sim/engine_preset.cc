@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <map>
+#include <stdexcept>
 
 namespace tokperf::sim {
 namespace {
@@ -295,6 +298,115 @@ Result<EnginePreset> find_engine_preset(std::string_view name, const GpuSpec& gp
   auto p = find_engine_preset(name);
   if (!p.ok()) return p;
   return p->for_gpu(gpu, tp);
+}
+
+Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
+  CostKnobs& k = p.knobs;
+  EngineConfig& c = p.config;
+  const std::map<std::string, double*> doubles = {
+      {"gpu_memory_utilization", &k.gpu_memory_utilization},
+      {"activation_reserve_bytes", &k.activation_reserve_bytes},
+      {"compute_efficiency", &k.compute_efficiency},
+      {"attention_efficiency", &k.attention_efficiency},
+      {"bandwidth_efficiency", &k.bandwidth_efficiency},
+      {"weight_stream_efficiency", &k.weight_stream_efficiency},
+      {"gemm_latency_s", &k.gemm_latency_s},
+      {"w8a8_compute_efficiency", &k.w8a8_compute_efficiency},
+      {"w8a8_bandwidth_efficiency", &k.w8a8_bandwidth_efficiency},
+      {"interconnect_efficiency", &k.interconnect_efficiency},
+      {"step_overhead_s", &k.step_overhead_s},
+      {"per_seq_overhead_s", &k.per_seq_overhead_s},
+      {"allreduce_latency_s", &k.allreduce_latency_s},
+      {"request_overhead_s", &k.request_overhead_s},
+      {"request_overhead_per_token_s", &k.request_overhead_per_token_s},
+      {"request_latency_s", &k.request_latency_s},
+      {"output_overhead_s", &k.output_overhead_s},
+      {"kv_read_factor", &k.kv_read_factor},
+      {"moe_layer_overhead_s", &k.moe_layer_overhead_s},
+      {"moe_expert_compute_factor", &k.moe_expert_compute_factor},
+      {"cold_start_s", &k.cold_start_s},
+      {"cold_start_step_factor", &k.cold_start_step_factor},
+      {"eager_layer_host_s", &k.eager_layer_host_s},
+      {"profile_overhead_bytes", &k.profile_overhead_bytes},
+  };
+  // Switches of the engine config and the cost model: 0 or 1, nothing else.
+  const std::map<std::string, bool*> switches = {
+      {"enable_chunked_prefill", &c.enable_chunked_prefill},
+      {"mixed_batches", &c.mixed_batches},
+      {"enable_prefix_caching", &c.enable_prefix_caching},
+      {"sglang_admission", &c.sglang_admission},
+      {"overlap_schedule", &c.overlap_schedule},
+      {"dp_attention_halves_chunk_per_rank", &c.dp_attention_halves_chunk_per_rank},
+      {"dp_attention", &k.dp_attention},
+  };
+  for (const auto& [name, value] : o) {
+    if (auto it = doubles.find(name); it != doubles.end()) {
+      // Rates and shares divide a cost: above 0. Times, sizes and the rest: 0 or more.
+      // (kv_read_factor 0 means the GPU's own.)
+      const bool divides = name.find("efficiency") != std::string::npos ||
+                           name == "moe_expert_compute_factor" || name == "gpu_memory_utilization";
+      if (!std::isfinite(value) || value < 0 || (divides && value == 0)) {
+        return Error{"knob '" + name + "' takes " +
+                     (divides ? "a number above 0" : "a number of 0 or more")};
+      }
+      *it->second = value;
+    } else if (auto sw = switches.find(name); sw != switches.end()) {
+      if (value != 0 && value != 1) return Error{"knob '" + name + "' takes 0 or 1"};
+      *sw->second = value == 1;
+    } else if (name == "max_num_seqs") {
+      c.max_num_seqs = static_cast<int64_t>(value);
+    } else if (name == "max_num_batched_tokens") {
+      c.max_num_batched_tokens = static_cast<int64_t>(value);
+    } else if (name == "profile_tokens" || name == "profile_seqs") {
+      if (value < 0 || value != std::floor(value)) {
+        return Error{"knob '" + name + "' takes a whole number of tokens (0: unknown)"};
+      }
+      (name == "profile_tokens" ? k.profile_tokens : k.profile_seqs) = static_cast<int64_t>(value);
+    } else if (name == "cuda_graph_max_batch") {
+      if (value < -1 || value != static_cast<double>(static_cast<int>(value))) {
+        return Error{
+            "knob 'cuda_graph_max_batch' takes -1 (not modelled), 0 (graphs off) or the "
+            "largest captured decode batch"};
+      }
+      k.cuda_graph_max_batch = static_cast<int>(value);
+    } else if (name == "kv_cache_tokens") {
+      if (value < 0 || value != std::floor(value)) {
+        return Error{"knob 'kv_cache_tokens' takes a whole number of tokens (0: from memory)"};
+      }
+      k.kv_cache_tokens = static_cast<int64_t>(value);
+    } else {
+      std::string known;
+      for (const auto& [n, _] : doubles) known += n + ", ";
+      for (const auto& [n, _] : switches) known += n + ", ";
+      return Error{"unknown knob '" + name + "'; accepted: " + known +
+                   "max_num_seqs, max_num_batched_tokens, cuda_graph_max_batch, profile_tokens, "
+                   "profile_seqs, kv_cache_tokens"};
+    }
+  }
+  return Status::Ok();
+}
+
+Result<KnobOverrides> parse_knob_overrides(const std::vector<std::string>& items) {
+  KnobOverrides out;
+  for (const std::string& item : items) {
+    const auto eq = item.find('=');
+    double v = 0;
+    size_t used = 0;
+    try {
+      if (eq == std::string::npos || eq == 0) throw std::invalid_argument("no NAME=");
+      v = std::stod(item.substr(eq + 1), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() - eq - 1 || !std::isfinite(v)) {
+      return Error{"--knob '" + item + "' must be NAME=NUMBER (e.g. step_overhead_s=0.001)"};
+    }
+    out[item.substr(0, eq)] = v;
+  }
+  // Names and values are checked on a copy of a preset: the error lists what is accepted.
+  EnginePreset probe = engine_presets().front();
+  if (Status s = apply_knob_overrides(out, probe); !s.ok()) return Error{"--knob: " + s.error()};
+  return out;
 }
 
 }  // namespace tokperf::sim

@@ -5,6 +5,7 @@
 // for the batch limits it takes elsewhere). Values and evidence: docs/SIMULATOR.md.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,5 +59,13 @@ Result<EnginePreset> find_engine_preset(std::string_view name);
 // The same, as the engine starts on `tp` GPUs of type `gpu` (EnginePreset::for_gpu). Callers
 // that simulate a deployment use this one.
 Result<EnginePreset> find_engine_preset(std::string_view name, const GpuSpec& gpu, int tp);
+
+// Knob values that replace a preset's, by name (CostKnobs/EngineConfig field names: `--knob` of
+// sim validate for fitting on the calibration set, of sim run/serve and estimate for what-ifs);
+// an unknown name or a value a knob does not take is an error that lists what is accepted.
+using KnobOverrides = std::map<std::string, double>;
+Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p);
+// "NAME=NUMBER" items (repeatable --knob), checked by name and value.
+Result<KnobOverrides> parse_knob_overrides(const std::vector<std::string>& items);
 
 }  // namespace tokperf::sim

@@ -560,7 +560,7 @@ Result<std::unique_ptr<SimServer>> start_sim_target(const DeploymentFlags& flags
     if (message.rfind("--model ", 0) == 0) message.insert(2, "sim-");
     return Error{message};
   }
-  auto preset = find_engine_preset(flags.engine, d->gpu, d->tp);
+  auto preset = engine_preset(flags, d->gpu, d->tp);
   if (!preset.ok()) return Error{preset.error()};
   SimServerOptions o;
   o.deployment = std::move(d).value();

@@ -95,11 +95,6 @@ double eos_mean_for_expected_length(double mean, int64_t cap);
 // Reads points.jsonl and split.json from `dir`; every point must be in exactly one split half.
 Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir);
 
-// Knob values that replace the preset's, by name (CostKnobs/EngineConfig field names), for
-// fitting on the calibration set; unknown names are an error.
-using KnobOverrides = std::map<std::string, double>;
-Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p);
-
 struct PointPrediction {
   std::map<ValidationMetric, double> predicted;
   std::string error;  // non-empty when the point could not be replayed (e.g. does not fit)

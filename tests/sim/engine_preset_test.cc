@@ -322,4 +322,43 @@ TEST(EnginePreset, Sglang04TakesItsMemoryFractionFromTheTensorParallelSize) {
 }
 
 }  // namespace
+// --knob NAME=VALUE on sim run/serve and estimate: the preset as found, with the named knobs
+// replaced; names, values and the NAME=NUMBER form are checked and errors say what is accepted.
+TEST(EnginePreset, KnobFlagsReplaceThePresetsValuesAndRefuseWhatTheyCannotTake) {
+  const GpuSpec h100 = find_gpu("h100").value();
+  DeploymentFlags f;
+  f.engine = "sglang";
+  const EnginePreset shipped = engine_preset(f, h100, 1).value();
+  EXPECT_FALSE(shipped.config.overlap_schedule);  // opt-in: "Twenty-fourth change", not adopted
+  EXPECT_EQ(knob_note(f), "");
+
+  f.knobs = {"overlap_schedule=1", "step_overhead_s=0.002", "max_num_seqs=64"};
+  const EnginePreset what_if = engine_preset(f, h100, 1).value();
+  EXPECT_TRUE(what_if.config.overlap_schedule);
+  EXPECT_DOUBLE_EQ(what_if.knobs.step_overhead_s, 0.002);
+  EXPECT_EQ(what_if.config.max_num_seqs, 64);
+  EXPECT_EQ(what_if.knobs.compute_efficiency, shipped.knobs.compute_efficiency);  // the rest kept
+  EXPECT_NE(knob_note(f).find("overlap_schedule=1"), std::string::npos);
+  EXPECT_NE(knob_note(f).find("as shipped"), std::string::npos);
+
+  const std::pair<const char*, const char*> refused[] = {
+      {"no_such_knob=1", "accepted: "},
+      {"step_overhead_s", "NAME=NUMBER"},
+      {"step_overhead_s=fast", "NAME=NUMBER"},
+      {"step_overhead_s=1ms", "NAME=NUMBER"},
+      {"=1", "NAME=NUMBER"},
+      {"step_overhead_s=-0.001", "0 or more"},
+      {"compute_efficiency=0", "above 0"},
+      {"overlap_schedule=2", "0 or 1"},
+      {"kv_cache_tokens=1.5", "whole number"},
+  };
+  for (const auto& [item, says] : refused) {
+    f.knobs = {item};
+    auto r = engine_preset(f, h100, 1);
+    ASSERT_FALSE(r.ok()) << item;
+    EXPECT_NE(r.error().find(says), std::string::npos) << item << " -> " << r.error();
+    EXPECT_NE(r.error().find("--knob"), std::string::npos) << r.error();
+  }
+}
+
 }  // namespace tokperf::sim

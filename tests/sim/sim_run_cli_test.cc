@@ -150,6 +150,37 @@ TEST(SimRunCli, CapacitySearchGivesTheSameAnswerTwice) {
   EXPECT_EQ(line(a.out), line(b.out));
 }
 
+// A --knob changes the simulated engine (a slower step, a slower token) and says so; the
+// recorded deployment keeps it.
+TEST(SimRunCli, KnobReplacesAPresetValueAndTheRunSaysSo) {
+  const std::string args = std::string(kSmall) + " -c 4 -n 20 --no-save --json";
+  Ran base = run(args, false);
+  Ran slow = run(args + " --knob step_overhead_s=0.02", false);
+  ASSERT_EQ(base.rc, 0) << base.out;
+  ASSERT_EQ(slow.rc, 0) << slow.out;
+  auto b = nlohmann::json::parse(base.out), s = nlohmann::json::parse(slow.out);
+  const double tpot_base = b["levels"][0]["tpot_ms"]["p50"],
+               tpot_slow = s["levels"][0]["tpot_ms"]["p50"];
+  EXPECT_GT(tpot_slow, tpot_base + 15) << tpot_base << " -> " << tpot_slow;
+  EXPECT_EQ(s["config"]["deployment"]["knobs"][0], "step_overhead_s=0.02");
+  Ran text = run(std::string(kSmall) + " -c 2 -n 4 --no-save --knob step_overhead_s=0.02");
+  EXPECT_NE(text.out.find("--knob step_overhead_s=0.02 replaces the vllm preset's values"),
+            std::string::npos)
+      << text.out;
+}
+
+// vLLM bench's --request-rate inf: every measured request sent at once, no warm-up.
+TEST(SimRunCli, InfiniteRateSendsEveryRequestAtOnce) {
+  Ran r = run(std::string(kSmall) + " --request-rate inf -n 12 --no-save --json", false);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["levels"].size(), 1u);
+  const auto& l = j["levels"][0];
+  EXPECT_EQ(l["concurrency"], 12);
+  EXPECT_EQ(l["requests"]["sent"], 12);
+  EXPECT_EQ(l["requests"]["ok"], 12);
+}
+
 TEST(SimRunCli, BadFlagsExit2NamingTheFlag) {
   struct Case {
     const char* args;
@@ -162,6 +193,9 @@ TEST(SimRunCli, BadFlagsExit2NamingTheFlag) {
       {"--capacity --slo 'ttft:p95<=1s' --by speed", "--by 'speed'"},
       {"--model gpt-5", "gpt-5"},
       {"--concurrency 4 --request-rate 2", "give one of"},
+      {"--knob overlap_schedule=yes", "NAME=NUMBER"},
+      {"--knob warp_speed=9", "unknown knob 'warp_speed'"},
+      {"--request-rate 2,inf", "inf alone"},
   };
   for (const auto& c : cases) {
     Ran r = run(std::string(c.args) + " --no-save");
