@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/json_output.h"
+#include "support/scratch_dir.h"
 
 namespace tokperf {
 namespace {
@@ -161,10 +162,9 @@ GoldenRun run_golden() {
   config.run_id = "tpgolden";
   config.record_history = false;
   // One folder per test process: ctest runs the tests of this file in parallel.
-  const fs::path dir = fs::path(::testing::TempDir()) /
-                       ("tokperf-summary-golden-" + std::to_string(::getpid()) + "-" +
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  fs::remove_all(dir);
+  const fs::path dir =
+      testing_support::scratch_dir(std::string("tokperf-summary-golden-") +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
   fs::create_directories(dir);
   config.out_dir = dir.string();
 

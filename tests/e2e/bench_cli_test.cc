@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/scratch_dir.h"
 #include "support/scripted_server.h"
 
 namespace tokperf {
@@ -43,9 +44,7 @@ std::string slurp(const std::string& path) {
 // Runs tokperf with args; optionally sends SIGINT after interrupt_after_ms.
 Child run_tokperf(std::vector<std::string> args, int interrupt_after_ms = -1,
                   std::vector<std::string> env = {}) {
-  static int counter = 0;
-  std::string base = ::testing::TempDir() + "/tokperf_cli_" + std::to_string(getpid()) + "_" +
-                     std::to_string(counter++);
+  std::string base = testing_support::scratch_file("tokperf_cli");
   std::string out_path = base + ".out", err_path = base + ".err";
   // Everything the child needs is built before the fork: the scripted server's thread may hold the
   // allocator's lock at the moment of fork(), so the child makes only async-signal-safe calls.
@@ -96,11 +95,7 @@ Child run_tokperf(std::vector<std::string> args, int interrupt_after_ms = -1,
   return c;
 }
 
-std::string temp_dir(const char* name) {
-  std::string d = ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid());
-  std::filesystem::remove_all(d);
-  return d;
-}
+std::string temp_dir(const char* name) { return testing_support::scratch_dir(name); }
 
 TEST(BenchCli, BadFlagsExitWithUsageAndSayWhatIsAccepted) {
   Child c = run_tokperf({"bench", "--url", "http://127.0.0.1:1", "--concurrency", "0"});

@@ -18,6 +18,7 @@
 #include "report/html_report.h"
 #include "report/run_loader.h"
 #include "sim/sim_server.h"
+#include "support/scratch_dir.h"
 #include "support/scripted_server.h"
 
 namespace tokperf {
@@ -30,10 +31,7 @@ using testing_support::ScriptedServerOptions;
 LevelSpec concurrency(double c) { return LevelSpec{LoadMode::kConcurrency, c, c, 0}; }
 
 std::string fresh_dir(const std::string& name) {
-  std::filesystem::path p = std::filesystem::temp_directory_path() /
-                            ("tokperf-diag-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(p);
-  return p.string();
+  return testing_support::scratch_dir("tokperf-diag-" + name);
 }
 
 struct Diagnosed {

@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/scratch_dir.h"
+
 namespace tokperf {
 namespace {
 
@@ -29,7 +31,7 @@ std::string slurp(const std::string& path) {
 }
 
 CliRun tokperf(const std::string& args, const std::string& tag) {
-  const std::string base = ::testing::TempDir() + "/tokperf_sm_" + std::to_string(getpid()) + tag;
+  const std::string base = testing_support::scratch_file("tokperf_sm" + tag);
   const std::string cmd = "XDG_DATA_HOME=" + ::testing::TempDir() + "/tokperf_xdg " +
                           std::string(TOKPERF_BINARY).append(" ") + args + " > " + base + ".out 2> " +
                           base + ".err";

@@ -18,6 +18,7 @@
 #include "core/clock.h"
 #include "metrics/stats.h"
 #include "support/child_process.h"
+#include "support/scratch_dir.h"
 #include "support/scripted_server.h"
 
 namespace tokperf {
@@ -48,11 +49,7 @@ ChildResult tokperf(std::vector<std::string> args) {
   return run_child(TOKPERF_BINARY, std::move(args), clean_env());
 }
 
-std::string temp_dir(const std::string& name) {
-  std::string d = ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid());
-  fs::remove_all(d);
-  return d;
-}
+std::string temp_dir(const std::string& name) { return testing_support::scratch_dir(name); }
 
 json read_json(const std::string& path) {
   std::ifstream in(path);

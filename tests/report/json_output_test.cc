@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/scratch_dir.h"
+
 namespace tokperf {
 namespace {
 
@@ -38,8 +40,8 @@ RequestTimeline sample_timeline() {
 }
 
 std::filesystem::path temp_dir() {
-  auto d =
-      std::filesystem::temp_directory_path() / ("tokperf_json_test_" + std::to_string(::getpid()));
+  // One directory for the process (the tests below call this more than once).
+  static const std::filesystem::path d = testing_support::scratch_dir("tokperf_json_test");
   std::filesystem::create_directories(d);
   return d;
 }

@@ -14,6 +14,7 @@
 #include "metrics/timeseries.h"
 #include "report/json_output.h"
 #include "report/load_report.h"
+#include "support/scratch_dir.h"
 
 namespace tokperf::testing_fixture {
 
@@ -29,14 +30,11 @@ struct FixtureLevel {
   double odd_last_token_late_ms = 0;
 };
 
+// A new empty folder in the test process's scratch folder (removed when the process ends).
 inline std::string fresh_dir(const std::string& name) {
-  static std::atomic<int> n{0};
-  std::filesystem::path p =
-      std::filesystem::temp_directory_path() /
-      ("tokperf-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-  std::filesystem::remove_all(p);
+  const std::string p = testing_support::scratch_file("tokperf-" + name);
   std::filesystem::create_directories(p);
-  return p.string();
+  return p;
 }
 
 // Requests of a level run back to back in `concurrency` slots, sends 1 ms apart within a wave.

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/child_process.h"
+#include "support/scratch_dir.h"
 
 namespace tokperf {
 namespace {
@@ -33,9 +34,7 @@ void write_json(const fs::path& p, const json& j) { std::ofstream(p) << j.dump(2
 
 // A writable copy of the fixture run.
 std::string copy_run(const std::string& name) {
-  const fs::path d =
-      fs::path(::testing::TempDir()) / ("merge_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(d);
+  const fs::path d = testing_support::scratch_dir("merge_" + name);
   fs::copy(kRun, d, fs::copy_options::recursive);
   return d.string();
 }
@@ -194,8 +193,7 @@ TEST(ShardMerge, NamesTheBottleneckedShardOrSaysNoneWas) {
 }
 
 TEST(ShardMerge, GoldenMergedSummary) {
-  const std::string out = ::testing::TempDir() + "/merge_golden_" + std::to_string(getpid());
-  fs::remove_all(out);
+  const std::string out = testing_support::scratch_dir("merge_golden");
   const auto r =
       testing_support::run_child(TOKPERF_BINARY, {"merge", kRun, "--out", out, "--no-history"},
                                  {"XDG_DATA_HOME=" + ::testing::TempDir() + "/tokperf_xdg"});

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/scratch_dir.h"
+
 namespace {
 
 struct Ran {
@@ -66,10 +68,7 @@ TEST(SimRunCli, SweepPrintsOneRowPerLevelWithItsConcurrencyAndSloGoodput) {
 }
 
 TEST(SimRunCli, WritesSummaryAndRequestsJsonlLikeBench) {
-  const std::string dir =
-      (std::filesystem::temp_directory_path() / ("tokperf-simrun-" + std::to_string(getpid())))
-          .string();
-  std::filesystem::remove_all(dir);
+  const std::string dir = tokperf::testing_support::scratch_dir("tokperf-simrun");
   Ran r = run(std::string(kSmall) + " --request-rate 4 --seed 3 -n 10 --no-history --out " + dir);
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("send lag is 0 by construction"), std::string::npos) << r.out;
@@ -106,9 +105,7 @@ TEST(SimRunCli, WritesSummaryAndRequestsJsonlLikeBench) {
 // row (a duration-bound closed loop would otherwise resend forever without time passing), saying
 // why, and fails.
 TEST(SimRunCli, RequestsBeyondTheServedContextFailAloneAndAllOfThemStopTheLevel) {
-  const std::string trace = (std::filesystem::temp_directory_path() /
-                             ("tokperf-simrun-ctx-" + std::to_string(getpid()) + ".jsonl"))
-                                .string();
+  const std::string trace = tokperf::testing_support::scratch_file("tokperf-simrun-ctx.jsonl");
   {
     std::ofstream f(trace);
     for (int i = 0; i < 20; ++i) {

@@ -22,6 +22,7 @@
 
 #include "sim/accuracy_figures.h"
 #include "sim/deployment.h"
+#include "support/scratch_dir.h"
 
 namespace tokperf::sim {
 namespace {
@@ -503,8 +504,7 @@ TEST(Validation, BadSetFilesAreRefusedWithTheReason) {
   EXPECT_NE(missing.error().find("points.jsonl"), std::string::npos);
 
   // A range_ratio outside [0, 1], or one on a point the harness cannot replay it with, is named.
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("tokperf-validation-" + std::to_string(::getpid()));
+  const std::filesystem::path dir = testing_support::scratch_dir("tokperf-validation");
   std::filesystem::create_directories(dir);
   auto write_point = [&](const std::string& workload) {
     std::ofstream(dir / "points.jsonl")

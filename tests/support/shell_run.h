@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/scratch_dir.h"
+
 namespace tokperf::testing_support {
 
 struct ShellRun {
@@ -34,11 +36,9 @@ inline ShellRun run_tokperf_shell(const std::string& args, const std::string& xd
   return r;
 }
 
-// A fresh path under the test temp folder: prefix, pid, a counter and `name`.
+// A fresh path in this process's scratch folder (scratch_file): prefix and `name`, removed at exit.
 inline std::string unique_temp_path(const std::string& prefix, const std::string& name) {
-  static int counter = 0;
-  return ::testing::TempDir() + "/" + prefix + std::to_string(getpid()) + "_" +
-         std::to_string(counter++) + "_" + name;
+  return scratch_file(prefix + name);
 }
 
 }  // namespace tokperf::testing_support
