@@ -56,12 +56,11 @@ int serve_sim(const SimServeConfig& c) {
   auto found = sim::engine_preset(c.deployment, o.deployment.gpu, o.deployment.tp);
   if (!found.ok()) throw UsageError(found.error());
   const sim::EnginePreset preset = *found;
-  o.engine = c.engine;
-  o.engine.reserve_max_tokens = preset.config.reserve_max_tokens;
-  if (!c.max_num_seqs_given) o.engine.max_num_seqs = preset.config.max_num_seqs;
-  if (!c.max_num_batched_tokens_given) {
-    o.engine.max_num_batched_tokens = preset.config.max_num_batched_tokens;
-  }
+  // The preset's scheduler (sglang's admission and unmixed batches, vllm-v0's prefill-only
+  // steps, ...) as sim run and bench's built-in target run it, with the flags on top.
+  o.engine = sim::engine_config_with_flags(preset, c.engine, c.max_num_seqs_given,
+                                           c.max_num_batched_tokens_given);
+  o.engine.seed = c.engine.seed;
   o.knobs = sim::engine_knobs(preset, o.engine, c.deployment);
   o.host = c.host;
   o.port = static_cast<uint16_t>(c.port);

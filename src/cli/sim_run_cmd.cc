@@ -54,12 +54,8 @@ struct SimRunFlags {
 sim::EngineConfig engine_config(const SimRunFlags& f, const sim::GpuSpec& gpu) {
   auto preset = sim::engine_preset(f.deployment, gpu, f.deployment.tp);
   if (!preset.ok()) throw UsageError(preset.error());
-  sim::EngineConfig c = preset->config;
-  c.eos_mean_tokens = f.engine.eos_mean_tokens;
-  if (f.max_num_seqs_given) c.max_num_seqs = f.engine.max_num_seqs;
-  if (f.max_num_batched_tokens_given) c.max_num_batched_tokens = f.engine.max_num_batched_tokens;
-  c.enable_prefix_caching = f.engine.enable_prefix_caching;
-  return c;
+  return sim::engine_config_with_flags(*preset, f.engine, f.max_num_seqs_given,
+                                       f.max_num_batched_tokens_given);
 }
 
 sim::CostModel make_cost(const SimRunFlags& f) {

@@ -74,6 +74,16 @@ Result<EnginePreset> engine_preset(const DeploymentFlags& f, const GpuSpec& gpu,
   return preset;
 }
 
+EngineConfig engine_config_with_flags(const EnginePreset& p, const EngineConfig& flags,
+                                      bool max_num_seqs_given, bool max_num_batched_tokens_given) {
+  EngineConfig c = p.config;
+  c.eos_mean_tokens = flags.eos_mean_tokens;
+  if (max_num_seqs_given) c.max_num_seqs = flags.max_num_seqs;
+  if (max_num_batched_tokens_given) c.max_num_batched_tokens = flags.max_num_batched_tokens;
+  c.enable_prefix_caching = flags.enable_prefix_caching;
+  return c;
+}
+
 std::string knob_note(const DeploymentFlags& f) {
   if (f.knobs.empty()) return "";
   std::string list;

@@ -50,6 +50,13 @@ struct DeploymentFlags {
 // (--cuda-graph-max-batch) on top.
 CostKnobs engine_knobs(const EnginePreset& p, const EngineConfig& c, const DeploymentFlags& f);
 
+// The scheduler a command runs (sim run, sim serve): the preset's EngineConfig, every switch kept
+// (chunked prefill, mixed batches, admission, overlap, ...), with the user's engine flags on top:
+// --max-num-seqs / --max-num-batched-tokens where given, --eos-mean-tokens and the prefix cache
+// switch always. The seed stays the preset's (each command seeds its own).
+EngineConfig engine_config_with_flags(const EnginePreset& p, const EngineConfig& flags,
+                                      bool max_num_seqs_given, bool max_num_batched_tokens_given);
+
 // Errors name the flag, the value and what is accepted.
 Result<Deployment> resolve_deployment(const DeploymentFlags& f);
 
@@ -57,8 +64,8 @@ Result<Deployment> resolve_deployment(const DeploymentFlags& f);
 // --knob overrides applied. Every command that simulates a deployment takes its preset here.
 Result<EnginePreset> engine_preset(const DeploymentFlags& f, const GpuSpec& gpu, int tp);
 
-// "" without --knob; else a note (without "note: ") saying which knobs replace the preset's and that the held-out
-// accuracy figures describe the presets as shipped.
+// "" without --knob; else a note (without "note: ") saying which knobs replace the preset's and
+// that the held-out accuracy figures describe the presets as shipped.
 std::string knob_note(const DeploymentFlags& f);
 
 }  // namespace tokperf::sim

@@ -349,13 +349,25 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
         return Error{"knob '" + name + "' takes " +
                      (divides ? "a number above 0" : "a number of 0 or more")};
       }
+      if (name == "gpu_memory_utilization" && value > 1) {
+        return Error{"knob 'gpu_memory_utilization' takes a share of the memory, above 0 and at "
+                     "most 1"};
+      }
       *it->second = value;
     } else if (auto sw = switches.find(name); sw != switches.end()) {
       if (value != 0 && value != 1) return Error{"knob '" + name + "' takes 0 or 1"};
       *sw->second = value == 1;
     } else if (name == "max_num_seqs") {
+      if (value < 1 || value != std::floor(value)) {
+        return Error{"knob 'max_num_seqs' takes a whole number of sequences, at least 1"};
+      }
       c.max_num_seqs = static_cast<int64_t>(value);
     } else if (name == "max_num_batched_tokens") {
+      if (value < 0 || value != std::floor(value)) {
+        return Error{
+            "knob 'max_num_batched_tokens' takes a whole number of tokens (0: max(max_model_len, "
+            "2048), vLLM V0's)"};
+      }
       c.max_num_batched_tokens = static_cast<int64_t>(value);
     } else if (name == "profile_tokens" || name == "profile_seqs") {
       if (value < 0 || value != std::floor(value)) {

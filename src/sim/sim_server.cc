@@ -578,11 +578,19 @@ Result<std::unique_ptr<SimServer>> start_sim_target(const DeploymentFlags& flags
 std::string describe_simulation(const SimServer& server) {
   const CostModel& c = server.cost();
   const Deployment& d = c.deployment();
-  return fmt::format(
-      "{} ({:.1f}B params) in {} on {} x {}, KV cache {} ({} tokens, max_model_len {}); "
-      "vLLM-like engine: continuous batching, chunked prefill, prefix caching",
-      d.model.name, c.params().total / 1e9, dtype_name(d.weight_dtype), d.tp, d.gpu.name,
-      dtype_name(d.kv_dtype), c.kv_capacity_tokens(), server.max_model_len());
+  // The scheduler as configured (the --engine preset's, with --knob and the flags on top).
+  const EngineConfig& e = server.engine_config();
+  std::string engine = "engine: continuous batching";
+  engine += e.enable_chunked_prefill ? ", chunked prefill" : ", whole prompts";
+  if (!e.mixed_batches) engine += ", prefill and decode in separate steps";
+  if (e.sglang_admission) engine += ", SGLang admission";
+  if (e.overlap_schedule) engine += ", overlap scheduling";
+  engine += e.enable_prefix_caching ? ", prefix caching" : ", no prefix cache";
+  return fmt::format("{} ({:.1f}B params) in {} on {} x {}, KV cache {} ({} tokens, "
+                     "max_model_len {}); {}",
+                     d.model.name, c.params().total / 1e9, dtype_name(d.weight_dtype), d.tp,
+                     d.gpu.name, dtype_name(d.kv_dtype), c.kv_capacity_tokens(),
+                     server.max_model_len(), engine);
 }
 
 }  // namespace tokperf::sim

@@ -77,6 +77,7 @@ class SimServer {
   const std::string& served_model() const { return served_model_; }
   const CostModel& cost() const { return *cost_; }
   int64_t max_model_len() const { return max_model_len_; }
+  const EngineConfig& engine_config() const { return options_.engine; }
   const SimServerCounters& counters() const { return counters_; }
   SimServerReport report() const;
 

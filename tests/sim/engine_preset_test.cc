@@ -351,6 +351,9 @@ TEST(EnginePreset, KnobFlagsReplaceThePresetsValuesAndRefuseWhatTheyCannotTake) 
       {"compute_efficiency=0", "above 0"},
       {"overlap_schedule=2", "0 or 1"},
       {"kv_cache_tokens=1.5", "whole number"},
+      {"max_num_seqs=0", "at least 1"},
+      {"max_num_batched_tokens=-5", "whole number of tokens"},
+      {"gpu_memory_utilization=1.2", "at most 1"},
   };
   for (const auto& [item, says] : refused) {
     f.knobs = {item};
@@ -359,6 +362,34 @@ TEST(EnginePreset, KnobFlagsReplaceThePresetsValuesAndRefuseWhatTheyCannotTake) 
     EXPECT_NE(r.error().find(says), std::string::npos) << item << " -> " << r.error();
     EXPECT_NE(r.error().find("--knob"), std::string::npos) << r.error();
   }
+}
+
+// sim run and sim serve run the preset's scheduler with the user's flags on top: sim serve used to
+// start from a default (vLLM-like) EngineConfig and keep only the preset's batch limits.
+TEST(EnginePreset, CommandsRunThePresetsSchedulerWithTheFlagsOnTop) {
+  const GpuSpec h100 = find_gpu("h100").value();
+  const EnginePreset sglang = find_engine_preset("sglang", h100, 1).value();
+  const EnginePreset v0 = find_engine_preset("vllm-v0", h100, 1).value();
+  EngineConfig flags;  // the flags' defaults: a vLLM-like config
+  flags.max_num_seqs = 7;
+  flags.max_num_batched_tokens = 512;
+  flags.eos_mean_tokens = 40;
+  flags.enable_prefix_caching = false;
+
+  const EngineConfig s = engine_config_with_flags(sglang, flags, true, false);
+  EXPECT_EQ(s.sglang_admission, sglang.config.sglang_admission);
+  EXPECT_TRUE(s.sglang_admission);
+  EXPECT_EQ(s.mixed_batches, sglang.config.mixed_batches);
+  EXPECT_NE(s.mixed_batches, flags.mixed_batches);  // SGLang's unmixed batches kept
+  EXPECT_EQ(s.max_num_seqs, 7);
+  EXPECT_EQ(s.max_num_batched_tokens, sglang.config.max_num_batched_tokens);  // not given
+  EXPECT_EQ(s.eos_mean_tokens, 40);
+  EXPECT_FALSE(s.enable_prefix_caching);
+
+  const EngineConfig o = engine_config_with_flags(v0, flags, false, true);
+  EXPECT_FALSE(o.enable_chunked_prefill);
+  EXPECT_EQ(o.max_num_batched_tokens, 512);
+  EXPECT_EQ(o.max_num_seqs, v0.config.max_num_seqs);
 }
 
 }  // namespace tokperf::sim
