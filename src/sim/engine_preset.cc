@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <map>
-#include <stdexcept>
 
 namespace tokperf::sim {
 namespace {
@@ -350,8 +350,9 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
                      (divides ? "a number above 0" : "a number of 0 or more")};
       }
       if (name == "gpu_memory_utilization" && value > 1) {
-        return Error{"knob 'gpu_memory_utilization' takes a share of the memory, above 0 and at "
-                     "most 1"};
+        return Error{
+            "knob 'gpu_memory_utilization' takes a share of the memory, above 0 and at "
+            "most 1"};
       }
       *it->second = value;
     } else if (auto sw = switches.find(name); sw != switches.end()) {
@@ -402,15 +403,10 @@ Result<KnobOverrides> parse_knob_overrides(const std::vector<std::string>& items
   KnobOverrides out;
   for (const std::string& item : items) {
     const auto eq = item.find('=');
-    double v = 0;
-    size_t used = 0;
-    try {
-      if (eq == std::string::npos || eq == 0) throw std::invalid_argument("no NAME=");
-      v = std::stod(item.substr(eq + 1), &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() - eq - 1 || !std::isfinite(v)) {
+    const std::string number = eq == std::string::npos ? "" : item.substr(eq + 1);
+    char* end = nullptr;
+    const double v = number.empty() ? NAN : std::strtod(number.c_str(), &end);
+    if (eq == 0 || number.empty() || *end != '\0' || !std::isfinite(v)) {
       return Error{"--knob '" + item + "' must be NAME=NUMBER (e.g. step_overhead_s=0.001)"};
     }
     out[item.substr(0, eq)] = v;
