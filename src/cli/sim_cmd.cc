@@ -132,6 +132,7 @@ void register_sim_command(CLI::App& app, CommandSet& cmds) {
 
   register_sim_run_command(*sim_app, cmds);
   register_sim_validate_command(*sim_app, cmds);
+  register_sim_calibrate_command(*sim_app, cmds);
 
   auto scfg = std::make_shared<SimServeConfig>();
   auto* serve = sim_app->add_subcommand(

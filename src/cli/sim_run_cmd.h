@@ -19,4 +19,8 @@ void register_sim_run_command(CLI::App& sim_app, CommandSet& cmds);
 // published measurements in data/validation/.
 void register_sim_validate_command(CLI::App& sim_app, CommandSet& cmds);
 
+// Adds `calibrate` under the `sim` subcommand (cli/sim_calibrate_cmd.cc): the host's and serving
+// stack's knobs fitted to runs measured against a real server (sim/calibration.h).
+void register_sim_calibrate_command(CLI::App& sim_app, CommandSet& cmds);
+
 }  // namespace tokperf

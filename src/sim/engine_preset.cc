@@ -300,10 +300,11 @@ Result<EnginePreset> find_engine_preset(std::string_view name, const GpuSpec& gp
   return p->for_gpu(gpu, tp);
 }
 
-Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
-  CostKnobs& k = p.knobs;
-  EngineConfig& c = p.config;
-  const std::map<std::string, double*> doubles = {
+namespace {
+
+// The knobs that take any number in a range (times, shares, rates, sizes), by field name.
+std::map<std::string, double*> continuous_knobs(CostKnobs& k) {
+  return {
       {"gpu_memory_utilization", &k.gpu_memory_utilization},
       {"activation_reserve_bytes", &k.activation_reserve_bytes},
       {"compute_efficiency", &k.compute_efficiency},
@@ -329,6 +330,30 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       {"eager_layer_host_s", &k.eager_layer_host_s},
       {"profile_overhead_bytes", &k.profile_overhead_bytes},
   };
+}
+
+}  // namespace
+
+std::vector<std::string> continuous_knob_names() {
+  CostKnobs k;
+  std::vector<std::string> names;
+  for (const auto& [name, _] : continuous_knobs(k)) names.push_back(name);
+  return names;
+}
+
+Result<double> continuous_knob_value(const CostKnobs& knobs, const std::string& name) {
+  CostKnobs k = knobs;
+  const auto m = continuous_knobs(k);
+  if (auto it = m.find(name); it != m.end()) return *it->second;
+  std::string known;
+  for (const auto& [n, _] : m) known += (known.empty() ? "" : ", ") + n;
+  return Error{"'" + name + "' is not a knob that takes any number; accepted: " + known};
+}
+
+Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
+  CostKnobs& k = p.knobs;
+  EngineConfig& c = p.config;
+  const std::map<std::string, double*> doubles = continuous_knobs(k);
   // Switches of the engine config and the cost model: 0 or 1, nothing else.
   const std::map<std::string, bool*> switches = {
       {"enable_chunked_prefill", &c.enable_chunked_prefill},

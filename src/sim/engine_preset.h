@@ -65,6 +65,12 @@ Result<EnginePreset> find_engine_preset(std::string_view name, const GpuSpec& gp
 // an unknown name or a value a knob does not take is an error that lists what is accepted.
 using KnobOverrides = std::map<std::string, double>;
 Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p);
+// The knobs that take any number in a range (CostKnobs fields: times, shares, rates, sizes), the
+// ones a fit can move (sim calibrate, scripts/fit_sim.py); the switches and whole-number limits
+// are not among them.
+std::vector<std::string> continuous_knob_names();
+// One of those knobs' value in `k`; the error names the knob and lists the accepted names.
+Result<double> continuous_knob_value(const CostKnobs& k, const std::string& name);
 // "NAME=NUMBER" items (repeatable --knob), checked by name and value.
 Result<KnobOverrides> parse_knob_overrides(const std::vector<std::string>& items);
 

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/scratch_dir.h"
+
 namespace {
 
 struct Ran {
@@ -207,6 +209,54 @@ TEST(SimCli, TheFrontEndsSetUpTimePerRequestCanBeGiven) {
   Ran bad = run("estimate " + base + " --frontend-ms-per-request -1");
   EXPECT_EQ(bad.rc, 2) << bad.out;
   EXPECT_NE(bad.out.find("--frontend-ms-per-request"), std::string::npos) << bad.out;
+}
+
+// sim calibrate on a run of the simulator with changed knobs (the "server"): with 3 levels it
+// holds the middle one out, says how the fit does there, and prints the --knob flags; the JSON
+// carries the same. Refusals name the input and exit 2.
+TEST(SimCli, CalibrateChecksOnAHeldOutLevelAndPrintsTheFlags) {
+  const std::string dir = tokperf::testing_support::scratch_dir("cli_calibrate");
+  Ran made =
+      run("sim run --model llama-3.1-8b --gpu h100 --knob request_overhead_s=0.012 "
+          "--knob step_overhead_s=0.002 -c 1,4,16 --requests 20 --input-tokens 256 "
+          "--output-tokens 32 --ignore-eos --no-history --out " +
+          dir);
+  ASSERT_EQ(made.rc, 0) << made.out;
+  const std::string deployment = " --model llama-3.1-8b --gpu h100 --engine vllm";
+  Ran text = run("sim calibrate " + dir + deployment +
+                 " --fit request_overhead_s,step_overhead_s --rounds 1");
+  EXPECT_EQ(text.rc, 0) << text.out;
+  EXPECT_NE(text.out.find("3 levels from 1 run"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("held-out levels 2 the median |error|"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("--knob request_overhead_s="), std::string::npos) << text.out;
+  Ran js = run_shell(std::string(TOKPERF_BINARY) + " sim calibrate " + dir + deployment +
+                     " --fit request_overhead_s,step_overhead_s --rounds 1 --json 2>/dev/null");
+  const nlohmann::json j = nlohmann::json::parse(js.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << js.out;
+  EXPECT_LT(j["objective_fitted"].get<double>(), j["objective_preset"].get<double>());
+  ASSERT_EQ(j["levels"].size(), 3u);
+  ASSERT_EQ(j["check"]["held_out"].size(), 1u);
+  EXPECT_NE(j["check"]["held_out"][0].get<std::string>().find("c=4"), std::string::npos);
+  // The fitted per-request cost moved toward the server's 12 ms.
+  for (const auto& k : j["knobs"]) {
+    if (k["name"] == "request_overhead_s") {
+      EXPECT_GT(k["fitted"].get<double>(), 0.008) << k;
+    }
+  }
+
+  Ran missing = run("sim calibrate " + dir + "-nothing" + deployment);
+  EXPECT_EQ(missing.rc, 2) << missing.out;
+  EXPECT_NE(missing.out.find("is not a run folder"), std::string::npos) << missing.out;
+  Ran no_deployment = run("sim calibrate " + dir);
+  EXPECT_EQ(no_deployment.rc, 2) << no_deployment.out;
+  EXPECT_NE(no_deployment.out.find("say what the server runs"), std::string::npos)
+      << no_deployment.out;
+  Ran bad_knob = run("sim calibrate " + dir + deployment + " --fit max_num_seqs");
+  EXPECT_EQ(bad_knob.rc, 2) << bad_knob.out;
+  EXPECT_NE(bad_knob.out.find("accepted: "), std::string::npos) << bad_knob.out;
+  Ran both = run("sim calibrate " + dir + deployment + " --frontend-ms-per-request 3");
+  EXPECT_EQ(both.rc, 2) << both.out;
+  EXPECT_NE(both.out.find("give one"), std::string::npos) << both.out;
 }
 
 // --max-model-len on the simulator commands: estimate records the served context; a length above

@@ -1,0 +1,268 @@
+// `tokperf sim calibrate RUN_DIR...`: fits the simulator's host and serving-stack knobs to runs
+// bench measured against a real server (sim/calibration.h), checks the fit on held-out levels,
+// and prints the --knob flags that make sim run / sim serve / estimate answer for that server.
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/app.h"
+#include "cli/commands.h"
+#include "cli/sim_run_cmd.h"
+#include "sim/calibration.h"
+#include "sim/deployment_cli.h"
+#include "sim/dtype.h"
+#include "sim/engine_preset.h"
+
+namespace tokperf {
+namespace {
+
+struct CalibrateFlags {
+  std::vector<std::string> runs;
+  sim::CalibrationSetup setup;
+  std::vector<std::string> fit;  // empty: sim::default_calibration_knobs()
+  int rounds = 3;
+  bool json = false;
+  bool no_check = false;
+};
+
+double pct(double simulated, double measured) {
+  return std::isfinite(simulated) && std::isfinite(measured) && measured > 0
+             ? 100.0 * (simulated / measured - 1.0)
+             : NAN;
+}
+
+// Median |error| in percent of one figure over some levels; NaN with none defined.
+double median_abs_pct(const std::vector<sim::LevelFigures>& simulated,
+                      const std::vector<sim::MeasuredLevel>& levels,
+                      double sim::LevelFigures::*field) {
+  std::vector<double> e;
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const double p = pct(simulated[i].*field, levels[i].measured.*field);
+    if (std::isfinite(p)) e.push_back(std::fabs(p));
+  }
+  if (e.empty()) return NAN;
+  std::sort(e.begin(), e.end());
+  const size_t n = e.size();
+  return n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
+}
+
+std::string fmt_pct(double p) { return std::isfinite(p) ? fmt::format("{:.1f}%", p) : "-"; }
+std::string fmt_num(double v, const char* unit) {
+  if (!std::isfinite(v)) return "-";
+  return v >= 100 ? fmt::format("{:.0f}{}", v, unit) : fmt::format("{:.3g}{}", v, unit);
+}
+
+nlohmann::json figures_json(const sim::LevelFigures& f) {
+  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+  return {{"ttft_p50_ms", num(f.ttft_ms)},
+          {"tpot_p50_ms", num(f.tpot_ms)},
+          {"output_tok_s", num(f.output_tok_s)}};
+}
+
+struct Check {
+  std::vector<size_t> fitted_on, held_out;
+  std::vector<sim::LevelFigures> preset, fitted;  // of the held-out levels
+  std::vector<sim::MeasuredLevel> levels;         // the held-out levels
+};
+
+int run_calibrate(CalibrateFlags& f) {
+  if (f.runs.empty()) throw UsageError("give one or more run folders (bench --out DIR)");
+  if (f.rounds < 1 || f.rounds > 20) throw UsageError("--rounds takes 1 to 20");
+  const std::vector<std::string> knobs = f.fit.empty() ? sim::default_calibration_knobs() : f.fit;
+  for (const std::string& k : knobs) {
+    if (auto v = sim::continuous_knob_value(sim::CostKnobs{}, k); !v.ok()) {
+      throw UsageError("--fit: " + v.error());
+    }
+    // A flag that sets the same cost would replace every value the fit tries.
+    if (k == "request_overhead_s" && f.setup.flags.frontend_ms_per_request >= 0) {
+      throw UsageError(
+          "--frontend-ms-per-request sets request_overhead_s, which --fit would fit: give one");
+    }
+    if (k == "output_overhead_s" && f.setup.flags.frontend_us_per_token >= 0) {
+      throw UsageError(
+          "--frontend-us-per-token sets output_overhead_s, which --fit would fit: give one");
+    }
+  }
+  std::vector<std::string> notes;
+  std::vector<sim::MeasuredLevel> levels;
+  for (const std::string& dir : f.runs) {
+    auto l = sim::load_measured_levels(dir, notes);
+    if (!l.ok()) throw UsageError(l.error());
+    for (auto& x : *l) levels.push_back(std::move(x));
+  }
+  auto d = sim::resolve_deployment(f.setup.flags);
+  if (!d.ok()) throw UsageError(d.error());
+  if (auto p = sim::engine_preset(f.setup.flags, d->gpu, d->tp); !p.ok()) {
+    throw UsageError(p.error());
+  }
+
+  // The check: with 3 levels or more, every second one (2nd, 4th, ...) is held out of a first fit.
+  Check check;
+  const bool checked = !f.no_check && levels.size() >= 3;
+  if (checked) {
+    std::vector<sim::MeasuredLevel> fit_levels;
+    for (size_t i = 0; i < levels.size(); ++i) {
+      if (i % 2 == 1) {
+        check.held_out.push_back(i);
+        check.levels.push_back(levels[i]);
+      } else {
+        check.fitted_on.push_back(i);
+        fit_levels.push_back(levels[i]);
+      }
+    }
+    auto first = sim::fit_calibration(f.setup, fit_levels, knobs, f.rounds);
+    if (!first.ok()) throw UsageError(first.error());
+    auto preset = sim::replay_levels(f.setup, check.levels);
+    sim::CalibrationSetup with_fit = f.setup;
+    for (const auto& k : first->knobs) {
+      with_fit.flags.knobs.push_back(fmt::format("{}={:.4g}", k.name, k.value));
+    }
+    auto fitted = sim::replay_levels(with_fit, check.levels);
+    if (!preset.ok() || !fitted.ok()) {
+      throw UsageError(preset.ok() ? fitted.error() : preset.error());
+    }
+    check.preset = *preset;
+    check.fitted = *fitted;
+  }
+  auto fit = sim::fit_calibration(f.setup, levels, knobs, f.rounds);
+  if (!fit.ok()) throw UsageError(fit.error());
+
+  const std::string engine = f.setup.flags.engine;
+  double sim::LevelFigures::*const fields[] = {
+      &sim::LevelFigures::ttft_ms, &sim::LevelFigures::tpot_ms, &sim::LevelFigures::output_tok_s};
+  if (f.json) {
+    nlohmann::json j;
+    j["deployment"] = sim::deployment_json(f.setup.flags);
+    j["objective_preset"] = fit->objective_start;
+    j["objective_fitted"] = fit->objective;
+    j["knobs"] = nlohmann::json::array();
+    for (const auto& k : fit->knobs) {
+      j["knobs"].push_back({{"name", k.name}, {"preset", k.start}, {"fitted", k.value}});
+    }
+    j["flags"] = fit->flags();
+    j["levels"] = nlohmann::json::array();
+    for (size_t i = 0; i < levels.size(); ++i) {
+      j["levels"].push_back({{"label", levels[i].label},
+                             {"measured", figures_json(levels[i].measured)},
+                             {"preset", figures_json(fit->start[i])},
+                             {"fitted", figures_json(fit->fitted[i])}});
+    }
+    if (checked) {
+      nlohmann::json c;
+      c["held_out"] = nlohmann::json::array();
+      for (size_t i : check.held_out) c["held_out"].push_back(levels[i].label);
+      const char* names[] = {"ttft", "tpot", "output_tok_s"};
+      for (int m = 0; m < 3; ++m) {
+        const double a = median_abs_pct(check.preset, check.levels, fields[m]);
+        const double b = median_abs_pct(check.fitted, check.levels, fields[m]);
+        c["preset_median_abs_pct"][names[m]] =
+            std::isfinite(a) ? nlohmann::json(a) : nlohmann::json();
+        c["fitted_median_abs_pct"][names[m]] =
+            std::isfinite(b) ? nlohmann::json(b) : nlohmann::json();
+      }
+      j["check"] = c;
+    }
+    j["notes"] = notes;
+    fmt::print("{}\n", j.dump(1));
+    return kExitOk;
+  }
+
+  fmt::print(
+      "tokperf sim calibrate: {} levels from {} run{}; {} on {} x {}, weights {}, engine {}\n",
+      levels.size(), f.runs.size(), f.runs.size() == 1 ? "" : "s", d->model.name, d->tp,
+      d->gpu.name, sim::dtype_name(d->weight_dtype), engine);
+  for (const auto& n : notes) fmt::print("note: {}\n", n);
+  if (checked) {
+    std::string fitted_on, held;
+    for (size_t i : check.fitted_on)
+      fitted_on += (fitted_on.empty() ? "" : ", ") + std::to_string(i + 1);
+    for (size_t i : check.held_out) held += (held.empty() ? "" : ", ") + std::to_string(i + 1);
+    fmt::print(
+        "check: fitted on levels {} alone; on the held-out levels {} the median |error| goes\n",
+        fitted_on, held);
+    const char* names[] = {"TTFT", "TPOT", "output tok/s"};
+    std::string line;
+    for (int m = 0; m < 3; ++m) {
+      line += fmt::format("{}{} {} -> {}", m ? ", " : "  ", names[m],
+                          fmt_pct(median_abs_pct(check.preset, check.levels, fields[m])),
+                          fmt_pct(median_abs_pct(check.fitted, check.levels, fields[m])));
+    }
+    fmt::print("{} (the {} preset -> fitted)\n", line, engine);
+  } else if (!f.no_check) {
+    fmt::print("check: none (3 levels or more are needed to hold one out)\n");
+  }
+  fmt::print("fit on every level: sum of |ln(simulated / measured)| {:.3f} -> {:.3f}\n",
+             fit->objective_start, fit->objective);
+  for (const auto& k : fit->knobs) {
+    fmt::print("  {:<26} {:>10.4g} -> {:<10.4g}{}\n", k.name, k.start, k.value,
+               k.start == k.value ? " (kept)" : "");
+  }
+  fmt::print("\n{:<34} {:>26}  {:>26}  {:>26}\n", "level (measured / preset / fitted)", "TTFT P50",
+             "TPOT P50", "output tok/s");
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const auto& m = levels[i].measured;
+    const auto& p = fit->start[i];
+    const auto& q = fit->fitted[i];
+    std::string label = levels[i].label;
+    if (label.size() > 34) label = "..." + label.substr(label.size() - 31);
+    fmt::print("{:<34} {:>26}  {:>26}  {:>26}\n", label,
+               fmt::format("{} / {} / {}", fmt_num(m.ttft_ms, ""), fmt_num(p.ttft_ms, ""),
+                           fmt_num(q.ttft_ms, " ms")),
+               fmt::format("{} / {} / {}", fmt_num(m.tpot_ms, ""), fmt_num(p.tpot_ms, ""),
+                           fmt_num(q.tpot_ms, " ms")),
+               fmt::format("{} / {} / {}", fmt_num(m.output_tok_s, ""), fmt_num(p.output_tok_s, ""),
+                           fmt_num(q.output_tok_s, "")));
+  }
+  fmt::print(
+      "\nfor what-ifs on this server, add to sim run, sim serve or estimate (same --model, --gpu, "
+      "--engine):\n  {}\n",
+      fit->flags());
+  fmt::print(
+      "note: the fit describes this host and these loads; the published accuracy figures are "
+      "for the presets as shipped\n");
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_sim_calibrate_command(CLI::App& sim_app, CommandSet& cmds) {
+  auto f = std::make_shared<CalibrateFlags>();
+  auto* sub = sim_app.add_subcommand(
+      "calibrate",
+      "Fit the simulator's host and serving costs to runs bench measured against your server");
+  sub->add_option("runs", f->runs, "run folders (bench --out DIR) measured against the server")
+      ->required();
+  sim::add_deployment_flags(*sub, f->setup.flags);
+  sim::add_engine_flag(*sub, f->setup.flags);
+  sim::add_batch_limit_flags(*sub, f->setup.engine_flags);
+  sub->add_option("--fit", f->fit,
+                  "knobs to fit (comma-separated field names; default compute_efficiency, "
+                  "bandwidth_efficiency, step_overhead_s, request_overhead_s, request_latency_s, "
+                  "output_overhead_s); --knob values are where the fit starts")
+      ->delimiter(',');
+  sub->add_option("--rounds", f->rounds, "coarse passes over the knobs before two fine ones")
+      ->capture_default_str();
+  sub->add_flag("--no-check", f->no_check,
+                "skip the first fit that holds every second level out to report its error");
+  sub->add_flag("--json", f->json, "print JSON (levels, knobs, check, flags)");
+  cmds.add(sub, [f, sub] {
+    // The defaults (Llama-2-7B on an A100) would fit some other server's constants silently.
+    if (sub->count("--model") + sub->count("--model-config") == 0 ||
+        sub->count("--gpu") + sub->count("--gpu-spec") == 0) {
+      throw UsageError(
+          "say what the server runs: --model (or --model-config) and --gpu (or --gpu-spec), with "
+          "--dtype, --tp and --engine as for sim run");
+    }
+    f->setup.max_num_seqs_given = sub->count("--max-num-seqs") > 0;
+    f->setup.max_num_batched_tokens_given = sub->count("--max-num-batched-tokens") > 0;
+    return run_calibrate(*f);
+  });
+}
+
+}  // namespace tokperf

@@ -1,0 +1,192 @@
+// sim calibrate's parts: a saved run read back into levels, each replayed through the engine at
+// its measured arrivals, and the fit of the host's and serving stack's knobs. The "server" here is
+// the simulator itself with known, changed knobs (sim run in virtual time, deterministic), so the
+// fit has a right answer to find.
+#include "sim/calibration.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "support/scratch_dir.h"
+
+namespace tokperf::sim {
+namespace {
+
+using testing_support::scratch_dir;
+
+// The costs of the "server" the runs below are measured on: a slower host and GPU than the
+// vllm preset's (front end 12 ms per request and 300 us per streamed token, 2 ms per step, 70%
+// of the memory bandwidth).
+const char* const kServerKnobs =
+    "--knob request_overhead_s=0.012 --knob output_overhead_s=0.0003 --knob step_overhead_s=0.002 "
+    "--knob bandwidth_efficiency=0.7";
+const std::vector<std::string> kServerKnobList = {
+    "request_overhead_s=0.012", "output_overhead_s=0.0003", "step_overhead_s=0.002",
+    "bandwidth_efficiency=0.7"};
+
+int run_shell(const std::string& command) {
+  const int status = std::system((command + " >/dev/null 2>&1").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A run of the "server" at these concurrencies, saved in a scratch folder.
+std::string measured_run(const std::string& name, const std::string& levels, int requests) {
+  const std::string dir = scratch_dir(name);
+  const std::string cmd = std::string(TOKPERF_BINARY) +
+                          " sim run --model llama-3.1-8b --gpu h100 --engine vllm " + kServerKnobs +
+                          " -c " + levels + " --requests " + std::to_string(requests) +
+                          " --input-tokens 512 --output-tokens 64 --ignore-eos --no-history "
+                          "--out " +
+                          dir;
+  EXPECT_EQ(run_shell(cmd), 0) << cmd;
+  return dir;
+}
+
+CalibrationSetup setup_for(std::vector<std::string> knobs) {
+  CalibrationSetup s;
+  s.flags.model = "llama-3.1-8b";
+  s.flags.gpu = "h100";
+  s.flags.engine = "vllm";
+  s.flags.knobs = std::move(knobs);
+  return s;
+}
+
+double rel(double a, double b) { return std::fabs(a / b - 1.0); }
+
+TEST(Calibration, ReplayingASavedRunGivesItsOwnFiguresBack) {
+  const std::string dir = measured_run("calib_replay", "1,8", 30);
+  std::vector<std::string> notes;
+  auto levels = load_measured_levels(dir, notes);
+  ASSERT_TRUE(levels.ok()) << levels.error();
+  ASSERT_EQ(levels->size(), 2u);
+  EXPECT_EQ((*levels)[0].slots, 1);
+  EXPECT_EQ((*levels)[1].slots, 8);
+  EXPECT_TRUE(notes.empty());
+  // The same engine and knobs at the same arrivals: the same figures, to rounding.
+  auto same = replay_levels(setup_for(kServerKnobList), *levels);
+  ASSERT_TRUE(same.ok()) << same.error();
+  for (size_t i = 0; i < levels->size(); ++i) {
+    const LevelFigures& m = (*levels)[i].measured;
+    EXPECT_LT(rel((*same)[i].ttft_ms, m.ttft_ms), 1e-6) << i;
+    EXPECT_LT(rel((*same)[i].tpot_ms, m.tpot_ms), 1e-6) << i;
+    EXPECT_LT(rel((*same)[i].output_tok_s, m.output_tok_s), 1e-6) << i;
+  }
+  EXPECT_NEAR(calibration_objective(*same, *levels), 0.0, 1e-5);
+  // The preset's faster host and GPU: both TTFT and TPOT come out well below.
+  auto preset = replay_levels(setup_for({}), *levels);
+  ASSERT_TRUE(preset.ok()) << preset.error();
+  EXPECT_LT((*preset)[0].tpot_ms, 0.9 * (*levels)[0].measured.tpot_ms);
+  EXPECT_LT((*preset)[0].ttft_ms, 0.9 * (*levels)[0].measured.ttft_ms);
+  EXPECT_GT(calibration_objective(*preset, *levels), 0.3);
+}
+
+TEST(Calibration, TheFitFindsTheServersCostsAndPredictsALoadItWasNotFittedOn) {
+  // Loads that tell the costs apart: one user (latency and step), 8 and 32 (the front end's share
+  // of each streamed token grows with the streams until it saturates at 32).
+  const std::string dir = measured_run("calib_fit", "1,8,32", 40);
+  std::vector<std::string> notes;
+  auto levels = load_measured_levels(dir, notes);
+  ASSERT_TRUE(levels.ok()) << levels.error();
+  auto fit = fit_calibration(setup_for({}), *levels, default_calibration_knobs(), 2);
+  ASSERT_TRUE(fit.ok()) << fit.error();
+  EXPECT_LT(fit->objective, 0.25 * fit->objective_start)
+      << fit->objective << " from " << fit->objective_start << ": " << fit->flags();
+  // The streamed-token and per-request costs of the front end are found within a factor of 1.5
+  // (the step overhead and the bandwidth trade against each other and are not checked alone).
+  for (const FittedKnob& k : fit->knobs) {
+    if (k.name == "request_overhead_s") {
+      EXPECT_NEAR(std::log(k.value / 0.012), 0, std::log(1.5)) << k.value;
+    }
+    if (k.name == "output_overhead_s") {
+      EXPECT_NEAR(std::log(k.value / 0.0003), 0, std::log(1.5)) << k.value;
+    }
+  }
+  // A load it was not fitted on (16 users): the fitted knobs predict it, the preset does not.
+  const std::string other = measured_run("calib_other", "16", 40);
+  auto held = load_measured_levels(other, notes);
+  ASSERT_TRUE(held.ok()) << held.error();
+  std::vector<std::string> fitted_knobs;
+  for (const FittedKnob& k : fit->knobs) {
+    char item[96];
+    std::snprintf(item, sizeof item, "%s=%.4g", k.name.c_str(), k.value);
+    fitted_knobs.push_back(item);
+  }
+  auto with_fit = replay_levels(setup_for(fitted_knobs), *held);
+  auto preset = replay_levels(setup_for({}), *held);
+  ASSERT_TRUE(with_fit.ok() && preset.ok());
+  const LevelFigures& m = (*held)[0].measured;
+  EXPECT_LT(rel((*with_fit)[0].ttft_ms, m.ttft_ms), 0.1)
+      << (*with_fit)[0].ttft_ms << " vs " << m.ttft_ms;
+  EXPECT_LT(rel((*with_fit)[0].tpot_ms, m.tpot_ms), 0.05)
+      << (*with_fit)[0].tpot_ms << " vs " << m.tpot_ms;
+  EXPECT_GT(rel((*preset)[0].ttft_ms, m.ttft_ms), 0.15);
+  EXPECT_GT(rel((*preset)[0].tpot_ms, m.tpot_ms), 0.1);
+}
+
+// A real server: llama.cpp on this project's CPU, measured by bench at 1-16 users
+// (tests/data/calibration/llamacpp-tiny-cpu/README.md). The simulator has no llama.cpp preset and
+// the CPU's figures are rough, so the preset is far off; fitted on levels 1, 3 and 5 (1, 4 and 12
+// users), the levels it did not see (2, 8 and 16 users) come out close.
+TEST(Calibration, FittedOnHalfARealLlamaCppRunItPredictsTheOtherHalf) {
+  std::string dir = TOKPERF_TEST_DATA;
+  dir.append("/calibration/llamacpp-tiny-cpu");
+  std::vector<std::string> notes;
+  auto levels = load_measured_levels(dir, notes);
+  ASSERT_TRUE(levels.ok()) << levels.error();
+  ASSERT_EQ(levels->size(), 6u);
+  std::vector<MeasuredLevel> fit_on, held_out;
+  for (size_t i = 0; i < levels->size(); ++i) {
+    (i % 2 == 0 ? fit_on : held_out).push_back((*levels)[i]);
+  }
+  CalibrationSetup setup;
+  setup.flags.model_config = dir + "/model_config.json";
+  setup.flags.gpu_spec = dir + "/cpu_spec.json";
+  setup.flags.engine = "vllm";
+  setup.engine_flags.max_num_seqs = 8;
+  setup.engine_flags.max_num_batched_tokens = 2048;
+  setup.max_num_seqs_given = setup.max_num_batched_tokens_given = true;
+  auto fit = fit_calibration(setup, fit_on, default_calibration_knobs(), 2);
+  ASSERT_TRUE(fit.ok()) << fit.error();
+  CalibrationSetup fitted = setup;
+  for (const FittedKnob& k : fit->knobs) {
+    char item[96];
+    std::snprintf(item, sizeof item, "%s=%.4g", k.name.c_str(), k.value);
+    fitted.flags.knobs.push_back(item);
+  }
+  auto preset = replay_levels(setup, held_out);
+  auto with_fit = replay_levels(fitted, held_out);
+  ASSERT_TRUE(preset.ok() && with_fit.ok());
+  auto median_error = [&](const std::vector<LevelFigures>& sim, double LevelFigures::*field) {
+    std::vector<double> e;
+    for (size_t i = 0; i < held_out.size(); ++i)
+      e.push_back(rel(sim[i].*field, held_out[i].measured.*field));
+    std::sort(e.begin(), e.end());
+    return e[e.size() / 2];
+  };
+  const double ttft_preset = median_error(*preset, &LevelFigures::ttft_ms),
+               ttft_fit = median_error(*with_fit, &LevelFigures::ttft_ms),
+               tpot_preset = median_error(*preset, &LevelFigures::tpot_ms),
+               tpot_fit = median_error(*with_fit, &LevelFigures::tpot_ms);
+  EXPECT_GT(ttft_preset, 0.5);
+  EXPECT_GT(tpot_preset, 0.5);
+  EXPECT_LT(ttft_fit, 0.25) << fit->flags();
+  EXPECT_LT(tpot_fit, 0.15) << fit->flags();
+}
+
+TEST(Calibration, AFolderThatIsNotARunIsNamed) {
+  std::vector<std::string> notes;
+  const std::string dir = scratch_dir("calib_missing");
+  auto r = load_measured_levels(dir, notes);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find(dir), std::string::npos) << r.error();
+  EXPECT_NE(r.error().find("not a run folder"), std::string::npos) << r.error();
+}
+
+}  // namespace
+}  // namespace tokperf::sim
