@@ -24,6 +24,7 @@ namespace {
 
 struct CalibrateFlags {
   std::vector<std::string> runs;
+  std::vector<std::string> check_runs;  // --check: levels only compared, never fitted on
   sim::CalibrationSetup setup;
   std::vector<std::string> fit;  // empty: sim::default_calibration_knobs()
   int rounds = 3;
@@ -66,7 +67,7 @@ nlohmann::json figures_json(const sim::LevelFigures& f) {
 }
 
 struct Check {
-  std::vector<size_t> fitted_on, held_out;
+  std::vector<size_t> fitted_on, held_out;  // indexes into the fitted runs' levels (the split)
   std::vector<sim::LevelFigures> preset, fitted;  // of the held-out levels
   std::vector<sim::MeasuredLevel> levels;         // the held-out levels
 };
@@ -102,10 +103,19 @@ int run_calibrate(CalibrateFlags& f) {
     throw UsageError(p.error());
   }
 
-  // The check: with 3 levels or more, every second one (2nd, 4th, ...) is held out of a first fit.
+  std::vector<sim::MeasuredLevel> check_runs_levels;
+  for (const std::string& dir : f.check_runs) {
+    auto l = sim::load_measured_levels(dir, notes);
+    if (!l.ok()) throw UsageError("--check: " + l.error());
+    for (auto& x : *l) check_runs_levels.push_back(std::move(x));
+  }
+
+  // The check: the levels of the --check runs against the fit on every level of the runs; else,
+  // with 3 levels or more, every second one (2nd, 4th, ...) held out of a first fit.
   Check check;
-  const bool checked = !f.no_check && levels.size() >= 3;
-  if (checked) {
+  const bool by_runs = !check_runs_levels.empty();
+  const bool checked = by_runs || (!f.no_check && levels.size() >= 3);
+  if (checked && !by_runs) {
     std::vector<sim::MeasuredLevel> fit_levels;
     for (size_t i = 0; i < levels.size(); ++i) {
       if (i % 2 == 1) {
@@ -132,6 +142,20 @@ int run_calibrate(CalibrateFlags& f) {
   }
   auto fit = sim::fit_calibration(f.setup, levels, knobs, f.rounds);
   if (!fit.ok()) throw UsageError(fit.error());
+  if (by_runs) {
+    check.levels = check_runs_levels;
+    auto preset = sim::replay_levels(f.setup, check.levels);
+    sim::CalibrationSetup with_fit = f.setup;
+    for (const auto& k : fit->knobs) {
+      with_fit.flags.knobs.push_back(fmt::format("{}={:.4g}", k.name, k.value));
+    }
+    auto fitted = sim::replay_levels(with_fit, check.levels);
+    if (!preset.ok() || !fitted.ok()) {
+      throw UsageError(preset.ok() ? fitted.error() : preset.error());
+    }
+    check.preset = *preset;
+    check.fitted = *fitted;
+  }
 
   const std::string engine = f.setup.flags.engine;
   double sim::LevelFigures::*const fields[] = {
@@ -156,7 +180,7 @@ int run_calibrate(CalibrateFlags& f) {
     if (checked) {
       nlohmann::json c;
       c["held_out"] = nlohmann::json::array();
-      for (size_t i : check.held_out) c["held_out"].push_back(levels[i].label);
+      for (const auto& l : check.levels) c["held_out"].push_back(l.label);
       const char* names[] = {"ttft", "tpot", "output_tok_s"};
       for (int m = 0; m < 3; ++m) {
         const double a = median_abs_pct(check.preset, check.levels, fields[m]);
@@ -178,7 +202,12 @@ int run_calibrate(CalibrateFlags& f) {
       levels.size(), f.runs.size(), f.runs.size() == 1 ? "" : "s", d->model.name, d->tp,
       d->gpu.name, sim::dtype_name(d->weight_dtype), engine);
   for (const auto& n : notes) fmt::print("note: {}\n", n);
-  if (checked) {
+  if (by_runs) {
+    fmt::print(
+        "check: fitted on every level above; on the {} levels of the --check runs the median "
+        "|error| goes\n",
+        check.levels.size());
+  } else if (checked) {
     std::string fitted_on, held;
     for (size_t i : check.fitted_on)
       fitted_on += (fitted_on.empty() ? "" : ", ") + std::to_string(i + 1);
@@ -186,6 +215,8 @@ int run_calibrate(CalibrateFlags& f) {
     fmt::print(
         "check: fitted on levels {} alone; on the held-out levels {} the median |error| goes\n",
         fitted_on, held);
+  }
+  if (checked) {
     const char* names[] = {"TTFT", "TPOT", "output tok/s"};
     std::string line;
     for (int m = 0; m < 3; ++m) {
@@ -219,6 +250,21 @@ int run_calibrate(CalibrateFlags& f) {
                fmt::format("{} / {} / {}", fmt_num(m.output_tok_s, ""), fmt_num(p.output_tok_s, ""),
                            fmt_num(q.output_tok_s, "")));
   }
+  for (size_t i = 0; by_runs && i < check.levels.size(); ++i) {
+    const auto& m = check.levels[i].measured;
+    const auto& p = check.preset[i];
+    const auto& q = check.fitted[i];
+    std::string label = check.levels[i].label;
+    if (label.size() > 26) label = "..." + label.substr(label.size() - 23);
+    label = "(check) " + label;
+    fmt::print("{:<34} {:>26}  {:>26}  {:>26}\n", label,
+               fmt::format("{} / {} / {}", fmt_num(m.ttft_ms, ""), fmt_num(p.ttft_ms, ""),
+                           fmt_num(q.ttft_ms, " ms")),
+               fmt::format("{} / {} / {}", fmt_num(m.tpot_ms, ""), fmt_num(p.tpot_ms, ""),
+                           fmt_num(q.tpot_ms, " ms")),
+               fmt::format("{} / {} / {}", fmt_num(m.output_tok_s, ""), fmt_num(p.output_tok_s, ""),
+                           fmt_num(q.output_tok_s, "")));
+  }
   fmt::print(
       "\nfor what-ifs on this server, add to sim run, sim serve or estimate (same --model, --gpu, "
       "--engine):\n  {}\n",
@@ -243,11 +289,16 @@ void register_sim_calibrate_command(CLI::App& sim_app, CommandSet& cmds) {
   sim::add_batch_limit_flags(*sub, f->setup.engine_flags);
   sub->add_option("--fit", f->fit,
                   "knobs to fit (comma-separated field names; default compute_efficiency, "
-                  "bandwidth_efficiency, step_overhead_s, request_overhead_s, request_latency_s, "
+                  "attention_efficiency, bandwidth_efficiency, step_overhead_s, "
+                  "request_overhead_s, request_latency_s, "
                   "output_overhead_s); --knob values are where the fit starts")
       ->delimiter(',');
   sub->add_option("--rounds", f->rounds, "coarse passes over the knobs before two fine ones")
       ->capture_default_str();
+  sub->add_option("--check", f->check_runs,
+                  "run folders only compared, never fitted on (another workload, another day): "
+                  "their error with the preset and with the fit is printed instead of the "
+                  "every-second-level check");
   sub->add_flag("--no-check", f->no_check,
                 "skip the first fit that holds every second level out to report its error");
   sub->add_flag("--json", f->json, "print JSON (levels, knobs, check, flags)");

@@ -277,9 +277,9 @@ Result<std::vector<LevelFigures>> replay_levels(const CalibrationSetup& setup,
 }
 
 const std::vector<std::string>& default_calibration_knobs() {
-  static const std::vector<std::string> kKnobs = {"compute_efficiency", "bandwidth_efficiency",
-                                                  "step_overhead_s",    "request_overhead_s",
-                                                  "request_latency_s",  "output_overhead_s"};
+  static const std::vector<std::string> kKnobs = {
+      "compute_efficiency", "attention_efficiency", "bandwidth_efficiency", "step_overhead_s",
+      "request_overhead_s", "request_latency_s",    "output_overhead_s"};
   return kKnobs;
 }
 
@@ -294,10 +294,9 @@ namespace {
 
 // Knobs that set the time of a decode step (what TPOT measures); the rest shape TTFT first.
 bool governs_tpot(const std::string& name) {
-  static const char* kDecode[] = {"bandwidth_efficiency",     "step_overhead_s",
-                                  "per_seq_overhead_s",       "kv_read_factor",
-                                  "weight_stream_efficiency", "gemm_latency_s",
-                                  "attention_efficiency",     "w8a8_bandwidth_efficiency"};
+  static const char* kDecode[] = {
+      "bandwidth_efficiency",     "step_overhead_s", "per_seq_overhead_s",       "kv_read_factor",
+      "weight_stream_efficiency", "gemm_latency_s",  "w8a8_bandwidth_efficiency"};
   for (const char* k : kDecode) {
     if (name == k) return true;
   }
@@ -403,10 +402,14 @@ Result<CalibrationFit> fit_calibration(const CalibrationSetup& setup,
   const std::vector<FittedKnob> origin = fit.knobs;
   std::vector<FittedKnob> best_knobs = origin;
   double best_objective = evaluate(origin, -1, nullptr);
-  for (double scale : {1.0, 3.0, 0.3}) {
-    fit.knobs = origin;
+  // A fourth pass starts from the best of the three (scale 0): a search restarted from a local
+  // optimum, with fresh grids and simplex, often leaves it.
+  for (double scale : {1.0, 3.0, 0.3, 0.0}) {
+    fit.knobs = scale == 0 ? best_knobs : origin;
     for (FittedKnob& k : fit.knobs) {
-      if (is_time_knob(k.name) && k.value > 0) k.value = rounded(k.name, k.value * scale);
+      if (scale > 0 && is_time_knob(k.name) && k.value > 0) {
+        k.value = rounded(k.name, k.value * scale);
+      }
     }
     descend(/*TPOT*/ 1, true, false, rounds);
     descend(/*TTFT*/ 0, false, true, rounds);

@@ -121,7 +121,7 @@ TEST(Calibration, TheFitFindsTheServersCostsAndPredictsALoadItWasNotFittedOn) {
   auto preset = replay_levels(setup_for({}), *held);
   ASSERT_TRUE(with_fit.ok() && preset.ok());
   const LevelFigures& m = (*held)[0].measured;
-  EXPECT_LT(rel((*with_fit)[0].ttft_ms, m.ttft_ms), 0.1)
+  EXPECT_LT(rel((*with_fit)[0].ttft_ms, m.ttft_ms), 0.15)
       << (*with_fit)[0].ttft_ms << " vs " << m.ttft_ms;
   EXPECT_LT(rel((*with_fit)[0].tpot_ms, m.tpot_ms), 0.05)
       << (*with_fit)[0].tpot_ms << " vs " << m.tpot_ms;

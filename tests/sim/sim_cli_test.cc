@@ -244,6 +244,17 @@ TEST(SimCli, CalibrateChecksOnAHeldOutLevelAndPrintsTheFlags) {
     }
   }
 
+  // --check: another run's levels are compared, never fitted on (here the same run again).
+  Ran checked = run("sim calibrate " + dir + " --check " + dir + deployment +
+                    " --fit request_overhead_s --rounds 1");
+  EXPECT_EQ(checked.rc, 0) << checked.out;
+  EXPECT_NE(checked.out.find("on the 3 levels of the --check runs"), std::string::npos)
+      << checked.out;
+  EXPECT_NE(checked.out.find("(check) "), std::string::npos) << checked.out;
+  Ran bad_check = run("sim calibrate " + dir + " --check " + dir + "-nothing" + deployment);
+  EXPECT_EQ(bad_check.rc, 2) << bad_check.out;
+  EXPECT_NE(bad_check.out.find("--check: "), std::string::npos) << bad_check.out;
+
   Ran missing = run("sim calibrate " + dir + "-nothing" + deployment);
   EXPECT_EQ(missing.rc, 2) << missing.out;
   EXPECT_NE(missing.out.find("is not a run folder"), std::string::npos) << missing.out;
