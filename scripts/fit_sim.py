@@ -73,6 +73,9 @@ def main():
     ap.add_argument("--metric", action="append", default=[],
                     help="only this metric in the objective (TTFT, TPOT, 'output tok/s'); "
                          "repeatable; default all: fit a knob on the metric it governs")
+    ap.add_argument("--only", default="",
+                    help="comma-separated point ids: fit on these calibration points alone (one "
+                         "host's, scripts/per_host_fit.py)")
     ap.add_argument("--class", dest="model_class", choices=["dense", "moe"], default="",
                     help="only this model class's points in the objective (default both): fit a "
                          "knob that only MoE layers pay on MoE points alone")
@@ -87,6 +90,12 @@ def main():
     points = [json.loads(l) for l in open(data_dir / "points.jsonl") if l.strip()]
     split = json.load(open(data_dir / "split.json"))
     ids = {p["id"] for p in points if p.get("sim_engine", p["engine"]) == a.engine and p["id"] in split["calibration"]}
+    if a.only:
+        only = set(a.only.split(","))
+        unknown = only - ids
+        if unknown:
+            sys.exit(f"--only: not calibration points of {a.engine}: {', '.join(sorted(unknown))}")
+        ids = only
     knobs = {k.split("=")[0]: float(k.split("=")[1]) for k in a.knob}
     fixed = {k.split("=")[0]: float(k.split("=")[1]) for k in a.fixed}
     best, _ = evaluate({**fixed, **knobs}, ids)

@@ -75,7 +75,12 @@ struct Check {
 int run_calibrate(CalibrateFlags& f) {
   if (f.runs.empty()) throw UsageError("give one or more run folders (bench --out DIR)");
   if (f.rounds < 1 || f.rounds > 20) throw UsageError("--rounds takes 1 to 20");
-  const std::vector<std::string> knobs = f.fit.empty() ? sim::default_calibration_knobs() : f.fit;
+  auto deployment = sim::resolve_deployment(f.setup.flags);
+  if (!deployment.ok()) throw UsageError(deployment.error());
+  const std::vector<std::string> knobs =
+      f.fit.empty()
+          ? sim::default_calibration_knobs(sim::CostModel(*deployment, sim::CostKnobs{}).w8a8())
+          : f.fit;
   for (const std::string& k : knobs) {
     if (auto v = sim::continuous_knob_value(sim::CostKnobs{}, k); !v.ok()) {
       throw UsageError("--fit: " + v.error());
@@ -289,6 +294,7 @@ void register_sim_calibrate_command(CLI::App& sim_app, CommandSet& cmds) {
   sim::add_batch_limit_flags(*sub, f->setup.engine_flags);
   sub->add_option("--fit", f->fit,
                   "knobs to fit (comma-separated field names; default compute_efficiency, "
+                  "weight_stream_efficiency (for FP8/INT8 weights the w8a8_ pair), "
                   "attention_efficiency, bandwidth_efficiency, step_overhead_s, "
                   "request_overhead_s, request_latency_s, "
                   "output_overhead_s); --knob values are where the fit starts")

@@ -276,11 +276,15 @@ Result<std::vector<LevelFigures>> replay_levels(const CalibrationSetup& setup,
   return out;
 }
 
-const std::vector<std::string>& default_calibration_knobs() {
-  static const std::vector<std::string> kKnobs = {
-      "compute_efficiency", "attention_efficiency", "bandwidth_efficiency", "step_overhead_s",
-      "request_overhead_s", "request_latency_s",    "output_overhead_s"};
-  return kKnobs;
+std::vector<std::string> default_calibration_knobs(bool w8a8) {
+  return {w8a8 ? "w8a8_compute_efficiency" : "compute_efficiency",
+          w8a8 ? "w8a8_bandwidth_efficiency" : "weight_stream_efficiency",
+          "attention_efficiency",
+          "bandwidth_efficiency",
+          "step_overhead_s",
+          "request_overhead_s",
+          "request_latency_s",
+          "output_overhead_s"};
 }
 
 std::string CalibrationFit::flags() const {

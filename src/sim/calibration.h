@@ -92,8 +92,10 @@ Result<CalibrationFit> fit_calibration(const CalibrationSetup& setup,
 Result<std::vector<LevelFigures>> replay_levels(const CalibrationSetup& setup,
                                                 const std::vector<MeasuredLevel>& levels);
 
-// The knobs fitted when the user names none: the host's and serving stack's costs and the
-// achieved compute and memory bandwidth.
-const std::vector<std::string>& default_calibration_knobs();
+// The knobs fitted when the user names none: the achieved rates of the linear layers (16-bit:
+// compute_efficiency and weight_stream_efficiency; W8A8 weights, `w8a8`: their own pair), of
+// attention and of the KV reads, and the host's and serving stack's costs (per step, per request,
+// per streamed token, latency).
+std::vector<std::string> default_calibration_knobs(bool w8a8 = false);
 
 }  // namespace tokperf::sim
