@@ -75,12 +75,11 @@ struct Check {
 int run_calibrate(CalibrateFlags& f) {
   if (f.runs.empty()) throw UsageError("give one or more run folders (bench --out DIR)");
   if (f.rounds < 1 || f.rounds > 20) throw UsageError("--rounds takes 1 to 20");
-  auto deployment = sim::resolve_deployment(f.setup.flags);
-  if (!deployment.ok()) throw UsageError(deployment.error());
+  auto d = sim::resolve_deployment(f.setup.flags);
+  if (!d.ok()) throw UsageError(d.error());
   const std::vector<std::string> knobs =
-      f.fit.empty()
-          ? sim::default_calibration_knobs(sim::CostModel(*deployment, sim::CostKnobs{}).w8a8())
-          : f.fit;
+      f.fit.empty() ? sim::default_calibration_knobs(sim::CostModel(*d, sim::CostKnobs{}).w8a8())
+                    : f.fit;
   for (const std::string& k : knobs) {
     if (auto v = sim::continuous_knob_value(sim::CostKnobs{}, k); !v.ok()) {
       throw UsageError("--fit: " + v.error());
@@ -102,8 +101,6 @@ int run_calibrate(CalibrateFlags& f) {
     if (!l.ok()) throw UsageError(l.error());
     for (auto& x : *l) levels.push_back(std::move(x));
   }
-  auto d = sim::resolve_deployment(f.setup.flags);
-  if (!d.ok()) throw UsageError(d.error());
   if (auto p = sim::engine_preset(f.setup.flags, d->gpu, d->tp); !p.ok()) {
     throw UsageError(p.error());
   }
@@ -120,6 +117,16 @@ int run_calibrate(CalibrateFlags& f) {
   Check check;
   const bool by_runs = !check_runs_levels.empty();
   const bool checked = by_runs || (!f.no_check && levels.size() >= 3);
+  // The check levels replayed with the preset and with a fit.
+  auto replay_check = [&](const sim::CalibrationFit& with) {
+    auto preset = sim::replay_levels(f.setup, check.levels);
+    auto fitted = sim::replay_levels(sim::with_fitted_knobs(f.setup, with), check.levels);
+    if (!preset.ok() || !fitted.ok()) {
+      throw UsageError(preset.ok() ? fitted.error() : preset.error());
+    }
+    check.preset = *preset;
+    check.fitted = *fitted;
+  };
   if (checked && !by_runs) {
     std::vector<sim::MeasuredLevel> fit_levels;
     for (size_t i = 0; i < levels.size(); ++i) {
@@ -133,33 +140,13 @@ int run_calibrate(CalibrateFlags& f) {
     }
     auto first = sim::fit_calibration(f.setup, fit_levels, knobs, f.rounds);
     if (!first.ok()) throw UsageError(first.error());
-    auto preset = sim::replay_levels(f.setup, check.levels);
-    sim::CalibrationSetup with_fit = f.setup;
-    for (const auto& k : first->knobs) {
-      with_fit.flags.knobs.push_back(fmt::format("{}={:.4g}", k.name, k.value));
-    }
-    auto fitted = sim::replay_levels(with_fit, check.levels);
-    if (!preset.ok() || !fitted.ok()) {
-      throw UsageError(preset.ok() ? fitted.error() : preset.error());
-    }
-    check.preset = *preset;
-    check.fitted = *fitted;
+    replay_check(*first);
   }
   auto fit = sim::fit_calibration(f.setup, levels, knobs, f.rounds);
   if (!fit.ok()) throw UsageError(fit.error());
   if (by_runs) {
     check.levels = check_runs_levels;
-    auto preset = sim::replay_levels(f.setup, check.levels);
-    sim::CalibrationSetup with_fit = f.setup;
-    for (const auto& k : fit->knobs) {
-      with_fit.flags.knobs.push_back(fmt::format("{}={:.4g}", k.name, k.value));
-    }
-    auto fitted = sim::replay_levels(with_fit, check.levels);
-    if (!preset.ok() || !fitted.ok()) {
-      throw UsageError(preset.ok() ? fitted.error() : preset.error());
-    }
-    check.preset = *preset;
-    check.fitted = *fitted;
+    replay_check(*fit);
   }
 
   const std::string engine = f.setup.flags.engine;
@@ -241,11 +228,9 @@ int run_calibrate(CalibrateFlags& f) {
   }
   fmt::print("\n{:<34} {:>26}  {:>26}  {:>26}\n", "level (measured / preset / fitted)", "TTFT P50",
              "TPOT P50", "output tok/s");
-  for (size_t i = 0; i < levels.size(); ++i) {
-    const auto& m = levels[i].measured;
-    const auto& p = fit->start[i];
-    const auto& q = fit->fitted[i];
-    std::string label = levels[i].label;
+  // One row: measured / preset / fitted for the three figures.
+  auto print_row = [&](std::string label, const sim::LevelFigures& m, const sim::LevelFigures& p,
+                       const sim::LevelFigures& q) {
     if (label.size() > 34) label = "..." + label.substr(label.size() - 31);
     fmt::print("{:<34} {:>26}  {:>26}  {:>26}\n", label,
                fmt::format("{} / {} / {}", fmt_num(m.ttft_ms, ""), fmt_num(p.ttft_ms, ""),
@@ -254,21 +239,14 @@ int run_calibrate(CalibrateFlags& f) {
                            fmt_num(q.tpot_ms, " ms")),
                fmt::format("{} / {} / {}", fmt_num(m.output_tok_s, ""), fmt_num(p.output_tok_s, ""),
                            fmt_num(q.output_tok_s, "")));
+  };
+  for (size_t i = 0; i < levels.size(); ++i) {
+    print_row(levels[i].label, levels[i].measured, fit->start[i], fit->fitted[i]);
   }
   for (size_t i = 0; by_runs && i < check.levels.size(); ++i) {
-    const auto& m = check.levels[i].measured;
-    const auto& p = check.preset[i];
-    const auto& q = check.fitted[i];
     std::string label = check.levels[i].label;
     if (label.size() > 26) label = "..." + label.substr(label.size() - 23);
-    label = "(check) " + label;
-    fmt::print("{:<34} {:>26}  {:>26}  {:>26}\n", label,
-               fmt::format("{} / {} / {}", fmt_num(m.ttft_ms, ""), fmt_num(p.ttft_ms, ""),
-                           fmt_num(q.ttft_ms, " ms")),
-               fmt::format("{} / {} / {}", fmt_num(m.tpot_ms, ""), fmt_num(p.tpot_ms, ""),
-                           fmt_num(q.tpot_ms, " ms")),
-               fmt::format("{} / {} / {}", fmt_num(m.output_tok_s, ""), fmt_num(p.output_tok_s, ""),
-                           fmt_num(q.output_tok_s, "")));
+    print_row("(check) " + label, check.levels[i].measured, check.preset[i], check.fitted[i]);
   }
   fmt::print(
       "\nfor what-ifs on this server, add to sim run, sim serve or estimate (same --model, --gpu, "

@@ -287,6 +287,10 @@ std::vector<std::string> default_calibration_knobs(bool w8a8) {
           "output_overhead_s"};
 }
 
+CalibrationSetup with_fitted_knobs(const CalibrationSetup& setup, const CalibrationFit& fit) {
+  return with_values(setup, fit.knobs);
+}
+
 std::string CalibrationFit::flags() const {
   std::string s;
   for (const FittedKnob& k : knobs)

@@ -80,6 +80,9 @@ struct CalibrationFit {
   std::string flags() const;
 };
 
+// `setup` with a fit's values appended as --knob items (as its flags() print them).
+CalibrationSetup with_fitted_knobs(const CalibrationSetup& setup, const CalibrationFit& fit);
+
 // Coordinate descent over multiplicative grids on each knob (a knob at 0 tries small absolute
 // values), `rounds` passes, then a finer pass; every trial builds the engine as sim run would
 // with the trial's values as --knob items. Fails when a knob name is not a continuous one or the

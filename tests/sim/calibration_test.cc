@@ -111,13 +111,7 @@ TEST(Calibration, TheFitFindsTheServersCostsAndPredictsALoadItWasNotFittedOn) {
   const std::string other = measured_run("calib_other", "16", 40);
   auto held = load_measured_levels(other, notes);
   ASSERT_TRUE(held.ok()) << held.error();
-  std::vector<std::string> fitted_knobs;
-  for (const FittedKnob& k : fit->knobs) {
-    char item[96];
-    std::snprintf(item, sizeof item, "%s=%.4g", k.name.c_str(), k.value);
-    fitted_knobs.push_back(item);
-  }
-  auto with_fit = replay_levels(setup_for(fitted_knobs), *held);
+  auto with_fit = replay_levels(with_fitted_knobs(setup_for({}), *fit), *held);
   auto preset = replay_levels(setup_for({}), *held);
   ASSERT_TRUE(with_fit.ok() && preset.ok());
   const LevelFigures& m = (*held)[0].measured;
@@ -153,14 +147,8 @@ TEST(Calibration, FittedOnHalfARealLlamaCppRunItPredictsTheOtherHalf) {
   setup.max_num_seqs_given = setup.max_num_batched_tokens_given = true;
   auto fit = fit_calibration(setup, fit_on, default_calibration_knobs(), 2);
   ASSERT_TRUE(fit.ok()) << fit.error();
-  CalibrationSetup fitted = setup;
-  for (const FittedKnob& k : fit->knobs) {
-    char item[96];
-    std::snprintf(item, sizeof item, "%s=%.4g", k.name.c_str(), k.value);
-    fitted.flags.knobs.push_back(item);
-  }
   auto preset = replay_levels(setup, held_out);
-  auto with_fit = replay_levels(fitted, held_out);
+  auto with_fit = replay_levels(with_fitted_knobs(setup, *fit), held_out);
   ASSERT_TRUE(preset.ok() && with_fit.ok());
   auto median_error = [&](const std::vector<LevelFigures>& sim, double LevelFigures::*field) {
     std::vector<double> e;
