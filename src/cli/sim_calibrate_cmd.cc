@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -30,6 +31,7 @@ struct CalibrateFlags {
   int rounds = 3;
   bool json = false;
   bool no_check = false;
+  std::string out;  // --out FILE: the JSON document, for --calibration FILE
 };
 
 double pct(double simulated, double measured) {
@@ -152,7 +154,7 @@ int run_calibrate(CalibrateFlags& f) {
   const std::string engine = f.setup.flags.engine;
   double sim::LevelFigures::*const fields[] = {
       &sim::LevelFigures::ttft_ms, &sim::LevelFigures::tpot_ms, &sim::LevelFigures::output_tok_s};
-  if (f.json) {
+  {
     nlohmann::json j;
     j["deployment"] = sim::deployment_json(f.setup.flags);
     j["objective_preset"] = fit->objective_start;
@@ -185,8 +187,15 @@ int run_calibrate(CalibrateFlags& f) {
       j["check"] = c;
     }
     j["notes"] = notes;
-    fmt::print("{}\n", j.dump(1));
-    return kExitOk;
+    if (!f.out.empty()) {
+      std::ofstream out(f.out);
+      out << j.dump(1) << "\n";
+      if (!out) throw UsageError(fmt::format("--out '{}' cannot be written", f.out));
+    }
+    if (f.json) {
+      fmt::print("{}\n", j.dump(1));
+      return kExitOk;
+    }
   }
 
   fmt::print(
@@ -251,7 +260,7 @@ int run_calibrate(CalibrateFlags& f) {
   fmt::print(
       "\nfor what-ifs on this server, add to sim run, sim serve or estimate (same --model, --gpu, "
       "--engine):\n  {}\n",
-      fit->flags());
+      f.out.empty() ? fit->flags() : "--calibration " + f.out + "   (or " + fit->flags() + ")");
   fmt::print(
       "note: the fit describes this host and these loads; the published accuracy figures are "
       "for the presets as shipped\n");
@@ -286,6 +295,9 @@ void register_sim_calibrate_command(CLI::App& sim_app, CommandSet& cmds) {
   sub->add_flag("--no-check", f->no_check,
                 "skip the first fit that holds every second level out to report its error");
   sub->add_flag("--json", f->json, "print JSON (levels, knobs, check, flags)");
+  sub->add_option("--out", f->out,
+                  "write that JSON to FILE, for --calibration FILE on sim run, sim serve and "
+                  "estimate (their runs then say how well the fit did on its check)");
   cmds.add(sub, [f, sub] {
     // The defaults (Llama-2-7B on an A100) would fit some other server's constants silently.
     if (sub->count("--model") + sub->count("--model-config") == 0 ||

@@ -1,5 +1,12 @@
 #include "sim/deployment.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
 #include "sim/engine_preset.h"
 
 namespace tokperf::sim {
@@ -63,9 +70,45 @@ Result<Deployment> resolve_deployment(const DeploymentFlags& f) {
   return d;
 }
 
+namespace {
+
+// The document `sim calibrate --out FILE` wrote; the error names the file and what it lacks.
+Result<nlohmann::json> read_calibration(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error{"--calibration '" + path + "' cannot be read"};
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  if (!j.is_object() || !j.contains("knobs") || !j["knobs"].is_array()) {
+    return Error{"--calibration '" + path +
+                 "' is not what sim calibrate --out writes (a JSON object with a \"knobs\" list "
+                 "of {name, fitted})"};
+  }
+  for (const auto& k : j["knobs"]) {
+    if (!k.is_object() || !k.contains("name") || !k["name"].is_string() || !k.contains("fitted") ||
+        !k["fitted"].is_number()) {
+      return Error{"--calibration '" + path +
+                   "': every \"knobs\" entry needs a name and a fitted number"};
+    }
+  }
+  return j;
+}
+
+}  // namespace
+
 Result<EnginePreset> engine_preset(const DeploymentFlags& f, const GpuSpec& gpu, int tp) {
   auto preset = find_engine_preset(f.engine, gpu, tp);
   if (!preset.ok()) return preset;
+  if (!f.calibration.empty()) {
+    auto c = read_calibration(f.calibration);
+    if (!c.ok()) return Error{c.error()};
+    KnobOverrides fitted;
+    for (const auto& k : (*c)["knobs"])
+      fitted[k["name"].get<std::string>()] = k["fitted"].get<double>();
+    if (Status s = apply_knob_overrides(fitted, *preset); !s.ok()) {
+      return Error{"--calibration '" + f.calibration + "': " + s.error()};
+    }
+  }
   auto overrides = parse_knob_overrides(f.knobs);
   if (!overrides.ok()) return Error{overrides.error()};
   if (Status s = apply_knob_overrides(*overrides, *preset); !s.ok()) {
@@ -85,11 +128,59 @@ EngineConfig engine_config_with_flags(const EnginePreset& p, const EngineConfig&
 }
 
 std::string knob_note(const DeploymentFlags& f) {
-  if (f.knobs.empty()) return "";
-  std::string list;
-  for (const std::string& k : f.knobs) list += (list.empty() ? "" : ", ") + k;
-  return "--knob " + list + " replaces the " + f.engine +
-         " preset's values: the accuracy figures are for the presets as shipped";
+  if (f.knobs.empty() && f.calibration.empty()) return "";
+  std::string note;
+  if (!f.calibration.empty()) {
+    auto c = read_calibration(f.calibration);
+    note = "--calibration " + f.calibration + " replaces the " + f.engine +
+           " preset's constants with those sim calibrate fitted";
+    if (c.ok()) {
+      const nlohmann::json& j = *c;
+      if (j.contains("levels") && j["levels"].is_array()) {
+        note += fmt::format(" on {} measured levels", j["levels"].size());
+      }
+      const nlohmann::json* check = j.contains("check") ? &j["check"] : nullptr;
+      if (check != nullptr && check->contains("fitted_median_abs_pct")) {
+        const nlohmann::json& e = (*check)["fitted_median_abs_pct"];
+        auto pct = [&](const char* k) {
+          return e.contains(k) && e[k].is_number()
+                     ? fmt::format("{:.0f}%", std::ceil(e[k].get<double>()))
+                     : std::string("-");
+        };
+        note += fmt::format(
+            " (its check, on {} levels it was not fitted on: TTFT within {}, TPOT {}, "
+            "output {}, median |error|)",
+            (*check)["held_out"].size(), pct("ttft"), pct("tpot"), pct("output_tok_s"));
+      } else {
+        note += " (it ran no check: no error figure for it)";
+      }
+      if (j.contains("deployment") && j["deployment"].is_object()) {
+        const nlohmann::json& d = j["deployment"];
+        std::string differs;
+        auto same = [&](const char* key, const nlohmann::json& mine) {
+          if (d.contains(key) && d[key] != mine)
+            differs += (differs.empty() ? "" : ", ") + std::string(key);
+        };
+        same("model", f.model);
+        same("model_config", f.model_config);
+        same("gpu", f.gpu);
+        same("gpu_spec", f.gpu_spec);
+        same("dtype", f.dtype);
+        same("tp", f.tp);
+        same("engine", f.engine);
+        if (!differs.empty())
+          note += "; it was fitted for another deployment (" + differs + " differ)";
+      }
+    }
+  }
+  if (!f.knobs.empty()) {
+    std::string list;
+    for (const std::string& k : f.knobs) list += (list.empty() ? "" : ", ") + k;
+    note += (note.empty() ? "" : "; ") +
+            ("--knob " + list + " replaces the " + f.engine + " preset's values" +
+             (f.calibration.empty() ? "" : " on top"));
+  }
+  return note + ": the accuracy figures are for the presets as shipped";
 }
 
 CostKnobs engine_knobs(const EnginePreset& p, const EngineConfig& c, const DeploymentFlags& f) {

@@ -43,6 +43,9 @@ struct DeploymentFlags {
   // --knob NAME=VALUE (repeatable): preset knobs replaced for a what-if (KnobOverrides names);
   // the --cuda-graph-max-batch, --kv-cache-tokens and --frontend-* flags apply on top.
   std::vector<std::string> knobs;
+  // --calibration FILE: what `sim calibrate --out FILE` wrote; its fitted knobs replace the
+  // preset's before --knob applies (empty: none).
+  std::string calibration;
 };
 
 // A preset's knobs for the engine settings a run really uses (its profiling shape follows
@@ -64,8 +67,10 @@ Result<Deployment> resolve_deployment(const DeploymentFlags& f);
 // --knob overrides applied. Every command that simulates a deployment takes its preset here.
 Result<EnginePreset> engine_preset(const DeploymentFlags& f, const GpuSpec& gpu, int tp);
 
-// "" without --knob; else a note (without "note: ") saying which knobs replace the preset's and
-// that the held-out accuracy figures describe the presets as shipped.
+// "" without --knob and --calibration; else a note (without "note: ") saying which knobs replace
+// the preset's (for a calibration: how many levels it was fitted on, its own check's errors, and
+// whether it was fitted for another deployment) and that the held-out accuracy figures describe
+// the presets as shipped.
 std::string knob_note(const DeploymentFlags& f);
 
 }  // namespace tokperf::sim

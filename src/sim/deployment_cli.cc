@@ -89,7 +89,13 @@ void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group
                      "mechanisms overlap_schedule=1 (sglang) and "
                      "dp_attention_halves_chunk_per_rank=1 (sglang-0.4); an unknown name is "
                      "refused with the list (docs/SIMULATOR.md, \"Knobs\")");
+  CLI::Option* cal =
+      sub.add_option("--calibration", f.calibration,
+                     "FILE written by sim calibrate --out: the constants it fitted to your server "
+                     "replace the --engine preset's (--knob applies on top); the run says how well "
+                     "that fit did on its own check");
   if (!group.empty()) {
+    cal->group(group);
     o->group(group);
     g->group(group);
     knob->group(group);
@@ -142,7 +148,8 @@ nlohmann::json deployment_json(const DeploymentFlags& d) {
           {"kv_cache_tokens", d.kv_cache_tokens},
           {"frontend_us_per_token", d.frontend_us_per_token},
           {"frontend_ms_per_request", d.frontend_ms_per_request},
-          {"knobs", d.knobs}};
+          {"knobs", d.knobs},
+          {"calibration", d.calibration}};
 }
 
 }  // namespace tokperf::sim

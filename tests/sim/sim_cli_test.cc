@@ -255,6 +255,30 @@ TEST(SimCli, CalibrateChecksOnAHeldOutLevelAndPrintsTheFlags) {
   EXPECT_EQ(bad_check.rc, 2) << bad_check.out;
   EXPECT_NE(bad_check.out.find("--check: "), std::string::npos) << bad_check.out;
 
+  // --out FILE, then --calibration FILE: the fitted constants replace the preset's and the run
+  // says how the fit did on its check; a file that is not one is refused.
+  const std::string file = dir + "/calibration.json";
+  Ran saved = run("sim calibrate " + dir + deployment +
+                  " --fit request_overhead_s --rounds 1 --out " + file);
+  EXPECT_EQ(saved.rc, 0) << saved.out;
+  EXPECT_NE(saved.out.find("--calibration " + file), std::string::npos) << saved.out;
+  Ran used = run("sim run --model llama-3.1-8b --gpu h100 --calibration " + file +
+                 " -c 4 --requests 8 --input-tokens 256 --output-tokens 32 --ignore-eos "
+                 "--no-save --no-history");
+  EXPECT_EQ(used.rc, 0) << used.out;
+  EXPECT_NE(used.out.find("fitted on 3 measured levels (its check, on 1 levels it was not fitted "
+                          "on: TTFT within"),
+            std::string::npos)
+      << used.out;
+  Ran elsewhere = run("estimate --model llama-3.1-70b --gpu h100 --tp 2 --calibration " + file);
+  EXPECT_EQ(elsewhere.rc, 0) << elsewhere.out;
+  EXPECT_NE(elsewhere.out.find("fitted for another deployment (model, tp differ)"),
+            std::string::npos)
+      << elsewhere.out;
+  Ran unreadable = run("estimate --model llama-3.1-8b --gpu h100 --calibration " + dir + "/none");
+  EXPECT_EQ(unreadable.rc, 2) << unreadable.out;
+  EXPECT_NE(unreadable.out.find("cannot be read"), std::string::npos) << unreadable.out;
+
   Ran missing = run("sim calibrate " + dir + "-nothing" + deployment);
   EXPECT_EQ(missing.rc, 2) << missing.out;
   EXPECT_NE(missing.out.find("is not a run folder"), std::string::npos) << missing.out;
