@@ -432,7 +432,7 @@ Result<CalibrationFit> fit_calibration(const CalibrationSetup& setup,
     }
     // Restarted from the best vertex with a fresh simplex while that still gains: a collapsed
     // simplex stops where a ridge turns.
-    for (int restart = 0; restart < 4 && !free.empty(); ++restart) {
+    for (int restart = 0; restart < 3 && !free.empty(); ++restart) {
       const double before = evaluate(fit.knobs, -1, nullptr);
       const size_t n = free.size();
       auto knobs_at = [&](const std::vector<double>& x) {
@@ -456,7 +456,7 @@ Result<CalibrationFit> fit_calibration(const CalibrationSetup& setup,
       }
       std::vector<double> fx(n + 1);
       for (size_t v = 0; v <= n; ++v) fx[v] = f_at(simplex[v]);
-      const int max_evaluations = 60 * static_cast<int>(n) + 60;
+      const int max_evaluations = 30 * static_cast<int>(n) + 30;
       for (int evals = 0; evals < max_evaluations;) {
         std::vector<size_t> order(n + 1);
         for (size_t v = 0; v <= n; ++v) order[v] = v;

@@ -93,7 +93,7 @@ TEST(Calibration, TheFitFindsTheServersCostsAndPredictsALoadItWasNotFittedOn) {
   std::vector<std::string> notes;
   auto levels = load_measured_levels(dir, notes);
   ASSERT_TRUE(levels.ok()) << levels.error();
-  auto fit = fit_calibration(setup_for({}), *levels, default_calibration_knobs(), 2);
+  auto fit = fit_calibration(setup_for({}), *levels, default_calibration_knobs(), 1);
   ASSERT_TRUE(fit.ok()) << fit.error();
   EXPECT_LT(fit->objective, 0.25 * fit->objective_start)
       << fit->objective << " from " << fit->objective_start << ": " << fit->flags();
@@ -145,7 +145,7 @@ TEST(Calibration, FittedOnHalfARealLlamaCppRunItPredictsTheOtherHalf) {
   setup.engine_flags.max_num_seqs = 8;
   setup.engine_flags.max_num_batched_tokens = 2048;
   setup.max_num_seqs_given = setup.max_num_batched_tokens_given = true;
-  auto fit = fit_calibration(setup, fit_on, default_calibration_knobs(), 2);
+  auto fit = fit_calibration(setup, fit_on, default_calibration_knobs(), 1);
   ASSERT_TRUE(fit.ok()) << fit.error();
   auto preset = replay_levels(setup, held_out);
   auto with_fit = replay_levels(with_fitted_knobs(setup, *fit), held_out);
