@@ -19,6 +19,7 @@
 #include "sim/deployment_cli.h"
 #include "sim/dtype.h"
 #include "sim/engine_preset.h"
+#include "sim/validation.h"
 
 namespace tokperf {
 namespace {
@@ -40,19 +41,18 @@ double pct(double simulated, double measured) {
              : NAN;
 }
 
-// Median |error| in percent of one figure over some levels; NaN with none defined.
+// Median |error| in percent of one figure over some levels (sim/validation.h's summary); NaN
+// with none defined.
 double median_abs_pct(const std::vector<sim::LevelFigures>& simulated,
                       const std::vector<sim::MeasuredLevel>& levels,
                       double sim::LevelFigures::*field) {
-  std::vector<double> e;
+  std::vector<std::pair<double, double>> pairs;
   for (size_t i = 0; i < levels.size(); ++i) {
-    const double p = pct(simulated[i].*field, levels[i].measured.*field);
-    if (std::isfinite(p)) e.push_back(std::fabs(p));
+    if (std::isfinite(pct(simulated[i].*field, levels[i].measured.*field))) {
+      pairs.emplace_back(simulated[i].*field, levels[i].measured.*field);
+    }
   }
-  if (e.empty()) return NAN;
-  std::sort(e.begin(), e.end());
-  const size_t n = e.size();
-  return n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
+  return pairs.empty() ? NAN : sim::summarize_errors(pairs).median_abs_pct;
 }
 
 std::string fmt_pct(double p) { return std::isfinite(p) ? fmt::format("{:.1f}%", p) : "-"; }

@@ -5,18 +5,17 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 #include "load/load_plan.h"
 #include "metrics/stats.h"
 #include "report/record_reader.h"
 #include "sim/engine_preset.h"
+#include "sim/validation.h"
 
 namespace tokperf::sim {
 namespace {
@@ -94,14 +93,12 @@ LevelFigures level_figures(const std::vector<RequestTimeline>& timelines) {
 Result<std::vector<MeasuredLevel>> load_measured_levels(const std::string& dir,
                                                         std::vector<std::string>& notes) {
   const std::string summary_path = dir + "/summary.json";
-  std::ifstream in(summary_path);
-  if (!in) {
+  auto text = read_text_file(summary_path);
+  if (!text.ok()) {
     return Error{"'" + dir + "' is not a run folder: " + summary_path +
                  " cannot be read (give the --out folder of a bench run)"};
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json summary = nlohmann::json::parse(text.str(), nullptr, false);
+  const nlohmann::json summary = nlohmann::json::parse(*text, nullptr, false);
   if (!summary.is_object() || !summary.contains("levels") || !summary["levels"].is_array()) {
     return Error{summary_path + " is not a tokperf summary (no \"levels\" list)"};
   }
@@ -228,20 +225,32 @@ Result<LevelFigures> replay_level(const CostModel& cost, const EngineConfig& con
   return level_figures(run->timelines);
 }
 
-double calibration_objective(const std::vector<LevelFigures>& simulated,
-                             const std::vector<MeasuredLevel>& levels) {
+namespace {
+
+// The objective over the figures `only` selects: 0 TTFT, 1 TPOT, -1 all three.
+double objective_of(const std::vector<LevelFigures>& simulated,
+                    const std::vector<MeasuredLevel>& levels, int only) {
   double sum = 0;
   for (size_t i = 0; i < levels.size() && i < simulated.size(); ++i) {
     const LevelFigures& m = levels[i].measured;
     const LevelFigures& s = simulated[i];
-    for (auto [sim, meas] : {std::pair{s.ttft_ms, m.ttft_ms}, std::pair{s.tpot_ms, m.tpot_ms},
-                             std::pair{s.output_tok_s, m.output_tok_s}}) {
-      if (!std::isfinite(meas) || meas <= 0) continue;
+    const std::pair<double, double> figures[] = {
+        {s.ttft_ms, m.ttft_ms}, {s.tpot_ms, m.tpot_ms}, {s.output_tok_s, m.output_tok_s}};
+    for (int f = 0; f < 3; ++f) {
+      const auto [sim, meas] = figures[f];
+      if ((only >= 0 && f != only) || !std::isfinite(meas) || meas <= 0) continue;
       if (!std::isfinite(sim) || sim <= 0) return std::numeric_limits<double>::infinity();
       sum += std::fabs(std::log(sim / meas));
     }
   }
   return sum;
+}
+
+}  // namespace
+
+double calibration_objective(const std::vector<LevelFigures>& simulated,
+                             const std::vector<MeasuredLevel>& levels) {
+  return objective_of(simulated, levels, -1);
 }
 
 Result<std::vector<LevelFigures>> replay_levels(const CalibrationSetup& setup,
@@ -309,19 +318,6 @@ bool governs_tpot(const std::string& name) {
     if (name == k) return true;
   }
   return false;
-}
-
-// The objective over one figure only (0 TTFT, 1 TPOT), or all three (-1).
-double objective_of(const std::vector<LevelFigures>& simulated,
-                    const std::vector<MeasuredLevel>& levels, int only) {
-  if (only < 0) return calibration_objective(simulated, levels);
-  std::vector<MeasuredLevel> masked = levels;
-  for (auto& l : masked) {
-    if (only != 0) l.measured.ttft_ms = NAN;
-    if (only != 1) l.measured.tpot_ms = NAN;
-    l.measured.output_tok_s = NAN;
-  }
-  return calibration_objective(simulated, masked);
 }
 
 double rounded(const std::string& name, double v) {

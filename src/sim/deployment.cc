@@ -3,11 +3,10 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "sim/engine_preset.h"
+#include "sim/validation.h"
 
 namespace tokperf::sim {
 
@@ -74,11 +73,9 @@ namespace {
 
 // The document `sim calibrate --out FILE` wrote; the error names the file and what it lacks.
 Result<nlohmann::json> read_calibration(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error{"--calibration '" + path + "' cannot be read"};
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  auto text = read_text_file(path);
+  if (!text.ok()) return Error{"--calibration '" + path + "' cannot be read"};
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (!j.is_object() || !j.contains("knobs") || !j["knobs"].is_array()) {
     return Error{"--calibration '" + path +
                  "' is not what sim calibrate --out writes (a JSON object with a \"knobs\" list "
