@@ -134,7 +134,8 @@ std::string knob_note(const DeploymentFlags& f) {
     if (c.ok()) {
       const nlohmann::json& j = *c;
       if (j.contains("levels") && j["levels"].is_array()) {
-        note += fmt::format(" on {} measured levels", j["levels"].size());
+        const size_t n = j["levels"].size();
+        note += fmt::format(" on {} measured level{}", n, n == 1 ? "" : "s");
       }
       const nlohmann::json* check = j.contains("check") ? &j["check"] : nullptr;
       if (check != nullptr && check->contains("fitted_median_abs_pct")) {
@@ -144,10 +145,11 @@ std::string knob_note(const DeploymentFlags& f) {
                      ? fmt::format("{:.0f}%", std::ceil(e[k].get<double>()))
                      : std::string("-");
         };
+        const size_t n = (*check)["held_out"].size();
         note += fmt::format(
-            " (its check, on {} levels it was not fitted on: TTFT within {}, TPOT {}, "
+            " (its check, on {} level{} it was not fitted on: TTFT within {}, TPOT {}, "
             "output {}, median |error|)",
-            (*check)["held_out"].size(), pct("ttft"), pct("tpot"), pct("output_tok_s"));
+            n, n == 1 ? "" : "s", pct("ttft"), pct("tpot"), pct("output_tok_s"));
       } else {
         note += " (it ran no check: no error figure for it)";
       }

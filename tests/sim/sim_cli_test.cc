@@ -266,7 +266,7 @@ TEST(SimCli, CalibrateChecksOnAHeldOutLevelAndPrintsTheFlags) {
                  " -c 4 --requests 8 --input-tokens 256 --output-tokens 32 --ignore-eos "
                  "--no-save --no-history");
   EXPECT_EQ(used.rc, 0) << used.out;
-  EXPECT_NE(used.out.find("fitted on 3 measured levels (its check, on 1 levels it was not fitted "
+  EXPECT_NE(used.out.find("fitted on 3 measured levels (its check, on 1 level it was not fitted "
                           "on: TTFT within"),
             std::string::npos)
       << used.out;
