@@ -30,6 +30,12 @@ Engine::Engine(const CostModel& cost, EngineConfig config)
   if (cfg_.max_num_batched_tokens < 1) cfg_.max_num_batched_tokens = 1;
   if (cfg_.max_num_seqs == 0) cfg_.max_num_seqs = sglang_max_running_requests(cost);
   if (cfg_.max_num_seqs < 1) cfg_.max_num_seqs = 1;
+  if (cfg_.unified_kv_attention) {
+    const auto slots = static_cast<size_t>(cfg_.max_num_seqs);
+    slot_cells_.assign(slots, 0);
+    slot_released_.assign(slots, -1);
+    slot_busy_.assign(slots, false);
+  }
   if (cfg_.dp_attention_disables_overlap && cost.dp_attention()) cfg_.overlap_schedule = false;
   if (cfg_.dp_attention_halves_chunk_per_rank && cost.dp_attention()) {
     max_tokens_per_seq_ = std::max<int64_t>(1, cfg_.max_num_batched_tokens / 2);
@@ -127,9 +133,56 @@ void Engine::free_blocks(Seq& s) {
   s.blocks.clear();
 }
 
+void Engine::take_slot(Seq& s) {
+  if (!cfg_.unified_kv_attention || s.slot >= 0) return;
+  // llama.cpp's get_available_slot without a similar cached prompt: the free slot released
+  // longest ago (never-used ones first, lowest index on ties). A running sequence holds one and
+  // admission keeps running ones within the slots, so one is free.
+  size_t pick = slot_busy_.size();
+  for (size_t i = 0; i < slot_busy_.size(); ++i) {
+    if (!slot_busy_[i] && (pick == slot_busy_.size() || slot_released_[i] < slot_released_[pick])) {
+      pick = i;
+    }
+  }
+  if (pick == slot_busy_.size()) return;
+  slot_busy_[pick] = true;
+  slot_cells_total_ -= slot_cells_[pick];  // the new prompt replaces what the slot held
+  slot_cells_[pick] = 0;
+  s.slot = static_cast<int32_t>(pick);
+}
+
+void Engine::release_slot(Seq& s) {
+  if (s.slot < 0) return;
+  const auto i = static_cast<size_t>(s.slot);
+  slot_busy_[i] = false;
+  slot_released_[i] = ++slot_clock_;
+  s.slot = -1;
+}
+
+void Engine::count_unified_attention(StepShape& shape) {
+  for (const auto& sc : scheduled_) {
+    const Seq& s = seqs_[static_cast<size_t>(sc.seq)];
+    if (s.slot < 0) continue;
+    int64_t& cells = slot_cells_[static_cast<size_t>(s.slot)];
+    const int64_t now = sc.computed_before + sc.num_new;
+    slot_cells_total_ += now - cells;
+    cells = now;
+  }
+  const int64_t pad = kLlamaCellPadding;
+  const int64_t n_kv = (slot_cells_total_ + pad - 1) / pad * pad;
+  const int64_t ubatches = (shape.new_tokens + kLlamaUbatchTokens - 1) / kLlamaUbatchTokens;
+  shape.attention_pairs = static_cast<double>(shape.new_tokens) * static_cast<double>(n_kv);
+  shape.kv_tokens_read = static_cast<double>(ubatches) * static_cast<double>(n_kv);
+}
+
 void Engine::preempt(int32_t idx, int64_t now_ns) {
   Seq& s = seqs_[static_cast<size_t>(idx)];
   free_blocks(s);
+  if (s.slot >= 0) {  // its cells are gone with its blocks
+    slot_cells_total_ -= slot_cells_[static_cast<size_t>(s.slot)];
+    slot_cells_[static_cast<size_t>(s.slot)] = 0;
+    release_slot(s);
+  }
   s.computed = 0;  // recompute: prompt and generated tokens are prefilled again
   waiting_.push_front(idx);
   ++stats_.preemptions_total;
@@ -143,6 +196,7 @@ bool Engine::abort(uint64_t request_id) {
       Seq& s = seqs_[static_cast<size_t>(*it)];
       if (s.id != request_id) continue;
       free_blocks(s);
+      release_slot(s);  // a cancelled task's slot keeps its cells, as a finished one's
       free_seqs_.push_back(*it);
       list.erase(it);
       ++stats_.aborted_total;
@@ -260,6 +314,7 @@ void Engine::schedule_batch(int64_t now_ns, int64_t admit_by_ns, bool prefill_on
       }
       waiting_.pop_front();
       running_.push_back(idx);
+      take_slot(s);
       s.scheduled_ns = now_ns;
       result_.cached_tokens += cached;
       if (looked_up && s.generated == 0) s.cached = cached;
@@ -397,6 +452,7 @@ const StepResult& Engine::step(int64_t now_ns) {
       result_.prefill_tokens += std::min(sc.num_new, s.prompt - sc.computed_before);
     }
   }
+  if (cfg_.unified_kv_attention) count_unified_attention(shape);
   double step_s = cost_.step_time_s(shape);
   if (cfg_.cold_start && !cold_paid_ && result_.prefill_tokens > 0) {
     step_s += cost_.knobs().cold_start_s + cost_.knobs().cold_start_step_factor * step_s;
@@ -427,6 +483,7 @@ const StepResult& Engine::step(int64_t now_ns) {
     if (s.generated >= s.target_out) {
       result_.events.push_back({SeqEventKind::kFinished, s.id, end_ns, s.generated});
       free_blocks(s);
+      release_slot(s);
       s.target_out = -1;  // marks it for removal below
       any_finished = true;
     }

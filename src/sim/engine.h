@@ -64,6 +64,19 @@ struct EngineConfig {
   // in lockstep) prefills up to tp x max_num_batched_tokens / 2 tokens, at most
   // max_num_batched_tokens / 2 of them from one prompt.
   bool dp_attention_halves_chunk_per_rank = false;
+  // llama.cpp's server (llama-server as of 2025-02, c392e50: one KV cache for all slots): the
+  // cache is one pool of cells that max_num_seqs slots share, and every ubatch's attention runs
+  // over all occupied cells, masked to each token's own sequence (llama_decode_impl: kv_self.n is
+  // the highest occupied cell, padded to 32 without flash attention). So a step's attention costs
+  // its new tokens x the cells every slot holds, and the cache is read once per ubatch of
+  // kLlamaUbatchTokens. A slot keeps its cells after its request ends, until it takes its next
+  // request, and a request takes the least recently released free slot (server.cpp:
+  // get_available_slot, release). Fragmentation is not modelled: the cells counted are the sum
+  // over slots, a lower bound on the highest occupied one. Off in every preset, opt-in as `--knob
+  // unified_kv_attention=1`: fitted to a real llama.cpp server on a CPU it predicted prompt
+  // lengths it was not fitted on worse than without it (docs/SIMULATOR.md, "Twenty-eighth change,
+  // not adopted").
+  bool unified_kv_attention = false;
   int64_t num_blocks = 0;  // 0: sized from the cost model's KV capacity
   // A freshly started server that has not served a request yet: the first step with prefill tokens
   // also pays CostKnobs::cold_start_s. Off for every CLI path (they model a warmed server).
@@ -136,6 +149,10 @@ class Engine {
   static constexpr double kSglangNewTokenRatioDecaySteps = 600;
   static constexpr int64_t kSglangRetractDecodeSteps = 20;
   static constexpr int64_t kSglangClipMaxNewTokens = 4096;
+  // llama.cpp (EngineConfig::unified_kv_attention): its default n_ubatch, and the padding of the
+  // cells attention runs over when flash attention is off (llama_kv_cache_get_padding).
+  static constexpr int64_t kLlamaUbatchTokens = 512;
+  static constexpr int64_t kLlamaCellPadding = 32;
 
   // SGLang's default running-request limit for this deployment (EngineConfig::max_num_seqs 0).
   static int64_t sglang_max_running_requests(const CostModel& cost);
@@ -173,6 +190,7 @@ class Engine {
     int64_t max_tokens = 0;
     bool ignore_eos = true;
     int64_t ready_ns = 0;  // when the serving front end hands it to the scheduler
+    int32_t slot = -1;     // unified_kv_attention: the slot it holds while running
     std::vector<int32_t> blocks;
     std::vector<uint64_t> hashes;
     int64_t tokens() const { return prompt + generated; }
@@ -212,6 +230,12 @@ class Engine {
   bool sglang_ignore_eos_fits(const std::vector<TokensLeft>& sorted, const TokensLeft& candidate,
                               double cur_rem_tokens, int64_t prompt) const;
   void update_new_token_ratio(bool decode_step);
+  // unified_kv_attention: a running sequence takes the least recently released free slot and
+  // empties it; on release the slot keeps its cells. Attention of a step: `shape` re-counted over
+  // every slot's cells once the scheduled sequences' new cells are in.
+  void take_slot(Seq& s);
+  void release_slot(Seq& s);
+  void count_unified_attention(StepShape& shape);
 
   const CostModel& cost_;
   EngineConfig cfg_;
@@ -235,6 +259,13 @@ class Engine {
   // The most tokens one sequence computes in a step (dp_attention_halves_chunk_per_rank).
   int64_t max_tokens_per_seq_ = std::numeric_limits<int64_t>::max();
   double new_token_ratio_ = kSglangInitNewTokenRatio;  // sglang_admission
+  // unified_kv_attention: each slot's cells, when it was last released (-1: never; a counter),
+  // whether a sequence holds it, and the cells of all slots together.
+  std::vector<int64_t> slot_cells_;
+  std::vector<int64_t> slot_released_;
+  std::vector<bool> slot_busy_;
+  int64_t slot_clock_ = 0;
+  int64_t slot_cells_total_ = 0;
 };
 
 }  // namespace tokperf::sim

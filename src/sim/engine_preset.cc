@@ -363,6 +363,7 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       {"overlap_schedule", &c.overlap_schedule},
       {"dp_attention_halves_chunk_per_rank", &c.dp_attention_halves_chunk_per_rank},
       {"dp_attention", &k.dp_attention},
+      {"unified_kv_attention", &c.unified_kv_attention},
   };
   for (const auto& [name, value] : o) {
     if (auto it = doubles.find(name); it != doubles.end()) {

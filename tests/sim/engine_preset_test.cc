@@ -340,6 +340,12 @@ TEST(EnginePreset, KnobFlagsReplaceThePresetsValuesAndRefuseWhatTheyCannotTake) 
   EXPECT_EQ(what_if.knobs.compute_efficiency, shipped.knobs.compute_efficiency);  // the rest kept
   EXPECT_NE(knob_note(f).find("overlap_schedule=1"), std::string::npos);
   EXPECT_NE(knob_note(f).find("as shipped"), std::string::npos);
+  // llama.cpp's unified KV attention: opt-in too ("Twenty-eighth change", not adopted).
+  for (const EnginePreset& p : engine_presets()) {
+    EXPECT_FALSE(p.config.unified_kv_attention) << p.name;
+  }
+  f.knobs = {"unified_kv_attention=1"};
+  EXPECT_TRUE(engine_preset(f, h100, 1).value().config.unified_kv_attention);
 
   const std::pair<const char*, const char*> refused[] = {
       {"no_such_knob=1", "accepted: "},

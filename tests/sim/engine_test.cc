@@ -315,6 +315,54 @@ TEST(Engine, MaxNumSeqsCapsTheBatch) {
   }
 }
 
+// llama.cpp's unified KV cache (EngineConfig::unified_kv_attention): a step's attention runs over
+// the cells of every slot, padded to 32, and a slot keeps its cells after its request ends until
+// it takes another; requests take the free slot released longest ago, never-used ones first.
+TEST(Engine, UnifiedKvAttentionRunsOverEverySlotsCellsKeptUntilTheSlotIsReused) {
+  EngineConfig cfg;
+  cfg.max_num_seqs = 4;
+  cfg.max_num_batched_tokens = 2048;
+  cfg.enable_prefix_caching = false;
+  cfg.unified_kv_attention = true;
+  Engine e(cost(), cfg);
+  // The prefill step of a 100-token prompt while the other slots hold `others` cells.
+  auto prefill_ns = [](int64_t others) {
+    StepShape s;
+    s.add(100, 0, true, true);
+    const int64_t n_kv = (others + 100 + 31) / 32 * 32;
+    s.attention_pairs = 100.0 * static_cast<double>(n_kv);
+    s.kv_tokens_read = static_cast<double>(n_kv);  // one ubatch
+    return static_cast<int64_t>(std::llround(cost().step_time_s(s) * 1e9));
+  };
+  int64_t now = 0;
+  // A (slot 0) leaves 1000 + 2 - 1 = 1001 cells: its last token was sampled, never computed.
+  ASSERT_TRUE(e.submit(req(1, 1000, 2)).ok());
+  now = drain(e, now);
+  // B, C, D take the never-used slots 1-3, each beside A's cells and the ones before it.
+  int64_t others = 1001;
+  for (uint64_t id = 2; id <= 4; ++id) {
+    ASSERT_TRUE(e.submit(req(id, 100, 2)).ok());
+    const StepResult& r = e.step(now);
+    EXPECT_EQ(r.duration_ns, prefill_ns(others)) << "request " << id;
+    now = drain(e, now + r.duration_ns);
+    others += 101;
+  }
+  // E takes slot 0, released first: A's cells go, B's, C's and D's stay.
+  ASSERT_TRUE(e.submit(req(5, 100, 2)).ok());
+  EXPECT_EQ(e.step(now).duration_ns, prefill_ns(3 * 101));
+
+  // Without it, the same prefill attends to its own 100 tokens only.
+  Engine plain(cost(), EngineConfig{});
+  ASSERT_TRUE(plain.submit(req(1, 1000, 2)).ok());
+  now = drain(plain, 0);
+  ASSERT_TRUE(plain.submit(req(5, 100, 2)).ok());
+  StepShape own;
+  own.add(100, 0, true, true);
+  const int64_t plain_ns = plain.step(now).duration_ns;
+  EXPECT_EQ(plain_ns, static_cast<int64_t>(std::llround(cost().step_time_s(own) * 1e9)));
+  EXPECT_LT(plain_ns, prefill_ns(3 * 101));
+}
+
 // Capacity 4 blocks of 16. Two 16-token prompts decode in lock step; each needs its third block
 // when it computes token 33, i.e. in step 18 (step 1 prefills 16, steps 2.. add one token each).
 // Until then 2 + 2 blocks fit exactly; in step 18 the newer request (id 2) must be preempted.
