@@ -237,10 +237,20 @@ int run_calibrate(CalibrateFlags& f) {
   }
   fmt::print("\n{:<34} {:>26}  {:>26}  {:>26}\n", "level (measured / preset / fitted)", "TTFT P50",
              "TPOT P50", "output tok/s");
+  // A level's label ("RUN_DIR LEVEL") in `width` columns: the run folder's own name when the
+  // path does not fit, then the end of that.
+  auto fit_label = [](std::string label, size_t width) {
+    if (label.size() > width) {
+      const size_t slash = label.rfind('/', label.rfind(' '));
+      if (slash != std::string::npos) label = label.substr(slash + 1);
+    }
+    if (label.size() > width) label = "..." + label.substr(label.size() - (width - 3));
+    return label;
+  };
   // One row: measured / preset / fitted for the three figures.
   auto print_row = [&](std::string label, const sim::LevelFigures& m, const sim::LevelFigures& p,
                        const sim::LevelFigures& q) {
-    if (label.size() > 34) label = "..." + label.substr(label.size() - 31);
+    label = fit_label(label, 34);
     fmt::print("{:<34} {:>26}  {:>26}  {:>26}\n", label,
                fmt::format("{} / {} / {}", fmt_num(m.ttft_ms, ""), fmt_num(p.ttft_ms, ""),
                            fmt_num(q.ttft_ms, " ms")),
@@ -253,9 +263,8 @@ int run_calibrate(CalibrateFlags& f) {
     print_row(levels[i].label, levels[i].measured, fit->start[i], fit->fitted[i]);
   }
   for (size_t i = 0; by_runs && i < check.levels.size(); ++i) {
-    std::string label = check.levels[i].label;
-    if (label.size() > 26) label = "..." + label.substr(label.size() - 23);
-    print_row("(check) " + label, check.levels[i].measured, check.preset[i], check.fitted[i]);
+    print_row("(check) " + fit_label(check.levels[i].label, 26), check.levels[i].measured,
+              check.preset[i], check.fitted[i]);
   }
   fmt::print(
       "\nfor what-ifs on this server, add to sim run, sim serve or estimate (same --model, --gpu, "

@@ -215,7 +215,8 @@ TEST(SimCli, TheFrontEndsSetUpTimePerRequestCanBeGiven) {
 // holds the middle one out, says how the fit does there, and prints the --knob flags; the JSON
 // carries the same. Refusals name the input and exit 2.
 TEST(SimCli, CalibrateChecksOnAHeldOutLevelAndPrintsTheFlags) {
-  const std::string dir = tokperf::testing_support::scratch_dir("cli_calibrate");
+  const std::string dir =
+      tokperf::testing_support::scratch_dir("cli_calibrate") + "/run-of-the-simulated-server";
   Ran made =
       run("sim run --model llama-3.1-8b --gpu h100 --knob request_overhead_s=0.012 "
           "--knob step_overhead_s=0.002 -c 1,4,16 --requests 20 --input-tokens 256 "
@@ -229,6 +230,8 @@ TEST(SimCli, CalibrateChecksOnAHeldOutLevelAndPrintsTheFlags) {
   EXPECT_NE(text.out.find("3 levels from 1 run"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("held-out levels 2 the median |error|"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("--knob request_overhead_s="), std::string::npos) << text.out;
+  // A row names its run by the folder when the whole path does not fit.
+  EXPECT_NE(text.out.find("\nrun-of-the-simulated-server c=1 "), std::string::npos) << text.out;
   Ran js = run_shell(std::string(TOKPERF_BINARY) + " sim calibrate " + dir + deployment +
                      " --fit request_overhead_s,step_overhead_s --rounds 1 --json 2>/dev/null");
   const nlohmann::json j = nlohmann::json::parse(js.out, nullptr, false);
