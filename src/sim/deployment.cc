@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "sim/engine_preset.h"
 #include "sim/validation.h"
@@ -91,6 +93,18 @@ Result<nlohmann::json> read_calibration(const std::string& path) {
   return j;
 }
 
+// The --knob flags a calibration was fitted with (deployment.knobs; none in older files).
+std::vector<std::string> calibration_knob_flags(const nlohmann::json& c) {
+  std::vector<std::string> flags;
+  if (!c.contains("deployment") || !c["deployment"].is_object()) return flags;
+  const nlohmann::json& d = c["deployment"];
+  if (!d.contains("knobs") || !d["knobs"].is_array()) return flags;
+  for (const auto& k : d["knobs"]) {
+    if (k.is_string()) flags.push_back(k.get<std::string>());
+  }
+  return flags;
+}
+
 }  // namespace
 
 Result<EnginePreset> engine_preset(const DeploymentFlags& f, const GpuSpec& gpu, int tp) {
@@ -99,11 +113,17 @@ Result<EnginePreset> engine_preset(const DeploymentFlags& f, const GpuSpec& gpu,
   if (!f.calibration.empty()) {
     auto c = read_calibration(f.calibration);
     if (!c.ok()) return Error{c.error()};
+    // The --knob flags it was fitted with first (switches and fixed values are part of the model
+    // it fitted), then the fitted values.
+    auto with = parse_knob_overrides(calibration_knob_flags(*c));
+    if (!with.ok()) return Error{"--calibration '" + f.calibration + "': " + with.error()};
     KnobOverrides fitted;
     for (const auto& k : (*c)["knobs"])
       fitted[k["name"].get<std::string>()] = k["fitted"].get<double>();
-    if (Status s = apply_knob_overrides(fitted, *preset); !s.ok()) {
-      return Error{"--calibration '" + f.calibration + "': " + s.error()};
+    for (const KnobOverrides& o : {*with, fitted}) {
+      if (Status s = apply_knob_overrides(o, *preset); !s.ok()) {
+        return Error{"--calibration '" + f.calibration + "': " + s.error()};
+      }
     }
   }
   auto overrides = parse_knob_overrides(f.knobs);
@@ -136,6 +156,11 @@ std::string knob_note(const DeploymentFlags& f) {
       if (j.contains("levels") && j["levels"].is_array()) {
         const size_t n = j["levels"].size();
         note += fmt::format(" on {} measured level{}", n, n == 1 ? "" : "s");
+      }
+      if (const auto with = calibration_knob_flags(j); !with.empty()) {
+        std::string list;
+        for (const std::string& k : with) list += (list.empty() ? "" : ", ") + k;
+        note += " with --knob " + list;
       }
       const nlohmann::json* check = j.contains("check") ? &j["check"] : nullptr;
       if (check != nullptr && check->contains("fitted_median_abs_pct")) {

@@ -258,21 +258,30 @@ TEST(SimCli, CalibrateChecksOnAHeldOutLevelAndPrintsTheFlags) {
   EXPECT_EQ(bad_check.rc, 2) << bad_check.out;
   EXPECT_NE(bad_check.out.find("--check: "), std::string::npos) << bad_check.out;
 
-  // --out FILE, then --calibration FILE: the fitted constants replace the preset's and the run
-  // says how the fit did on its check; a file that is not one is refused.
+  // --out FILE, then --calibration FILE: the fitted constants replace the preset's, with the
+  // --knob flags the fit was made with, and the run says how the fit did on its check; a file
+  // that is not one is refused.
   const std::string file = dir + "/calibration.json";
-  Ran saved = run("sim calibrate " + dir + deployment +
-                  " --fit request_overhead_s --rounds 1 --out " + file);
+  Ran saved =
+      run("sim calibrate " + dir + deployment +
+          " --knob step_overhead_s=0.00321 --fit request_overhead_s --rounds 1 --out " + file);
   EXPECT_EQ(saved.rc, 0) << saved.out;
   EXPECT_NE(saved.out.find("--calibration " + file), std::string::npos) << saved.out;
   Ran used = run("sim run --model llama-3.1-8b --gpu h100 --calibration " + file +
                  " -c 4 --requests 8 --input-tokens 256 --output-tokens 32 --ignore-eos "
                  "--no-save --no-history");
   EXPECT_EQ(used.rc, 0) << used.out;
-  EXPECT_NE(used.out.find("fitted on 3 measured levels (its check, on 1 level it was not fitted "
-                          "on: TTFT within"),
+  EXPECT_NE(used.out.find("fitted on 3 measured levels with --knob step_overhead_s=0.00321 (its "
+                          "check, on 1 level it was not fitted on: TTFT within"),
             std::string::npos)
       << used.out;
+  // (A subshell: run_shell adds 2>&1, and the note goes to stderr beside JSON.)
+  Ran used_json = run_shell("(" + std::string(TOKPERF_BINARY) +
+                            " estimate --model llama-3.1-8b --gpu h100 --json --calibration " +
+                            file + " 2>/dev/null)");
+  const nlohmann::json e = nlohmann::json::parse(used_json.out, nullptr, false);
+  ASSERT_TRUE(e.is_object()) << used_json.out;
+  EXPECT_DOUBLE_EQ(e["knobs"]["step_overhead_s"].get<double>(), 0.00321) << used_json.out;
   Ran elsewhere = run("estimate --model llama-3.1-70b --gpu h100 --tp 2 --calibration " + file);
   EXPECT_EQ(elsewhere.rc, 0) << elsewhere.out;
   EXPECT_NE(elsewhere.out.find("fitted for another deployment (model, tp differ)"),
