@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "support/scratch_dir.h"
 
@@ -165,6 +166,49 @@ TEST(Calibration, FittedOnHalfARealLlamaCppRunItPredictsTheOtherHalf) {
   EXPECT_GT(tpot_preset, 0.5);
   EXPECT_LT(ttft_fit, 0.25) << fit->flags();
   EXPECT_LT(tpot_fit, 0.15) << fit->flags();
+}
+
+// A what-if on the real server: the same llama.cpp with 2 slots instead of 8
+// (tests/data/calibration/llamacpp-tiny-cpu-slots/README.md). Two calibrations fitted on the
+// 8-slot runs (128-, 256- and 512-token prompts) and saved by sim calibrate --out: the vllm
+// stand-in, and the same with llama.cpp's unified KV cache (EngineConfig::unified_kv_attention,
+// which --calibration carries). With 2 slots every token attends over 2 slots' cells, not 8, and
+// the server got faster; only the second calibration knows why. Replayed at the 2-slot run's
+// measured arrivals. (Bounds set after the measurement: docs/SIMULATOR.md.)
+TEST(Calibration, LlamaCppsUnifiedKvCachePredictsASlotChangeTheStandInCannot) {
+  std::string data = TOKPERF_TEST_DATA;
+  data.append("/calibration/");
+  std::vector<std::string> notes;
+  auto levels = load_measured_levels(data + "llamacpp-tiny-cpu-slots/np2-prompt384", notes);
+  ASSERT_TRUE(levels.ok()) << levels.error();
+  ASSERT_EQ(levels->size(), 4u);
+  auto median_errors = [&](const std::string& calibration) {
+    CalibrationSetup setup;
+    setup.flags.model_config = data + "llamacpp-tiny-cpu/model_config.json";
+    setup.flags.gpu_spec = data + "llamacpp-tiny-cpu/cpu_spec.json";
+    setup.flags.engine = "vllm";
+    setup.flags.calibration = data + "llamacpp-tiny-cpu-slots/" + calibration;
+    setup.engine_flags.max_num_seqs = 2;
+    setup.engine_flags.max_num_batched_tokens = 2048;
+    setup.max_num_seqs_given = setup.max_num_batched_tokens_given = true;
+    auto sim = replay_levels(setup, *levels);
+    EXPECT_TRUE(sim.ok()) << sim.error();
+    std::vector<double> ttft, tpot;
+    for (size_t i = 0; sim.ok() && i < levels->size(); ++i) {
+      ttft.push_back(rel((*sim)[i].ttft_ms, (*levels)[i].measured.ttft_ms));
+      tpot.push_back(rel((*sim)[i].tpot_ms, (*levels)[i].measured.tpot_ms));
+    }
+    std::sort(ttft.begin(), ttft.end());
+    std::sort(tpot.begin(), tpot.end());
+    // The median of four: the mean of the middle two.
+    return std::make_pair(ttft.empty() ? 0 : (ttft[1] + ttft[2]) / 2,
+                          tpot.empty() ? 0 : (tpot[1] + tpot[2]) / 2);
+  };
+  const auto [ttft_standin, tpot_standin] = median_errors("fit-np8-standin.json");
+  const auto [ttft_unified, tpot_unified] = median_errors("fit-np8-unified.json");
+  EXPECT_GT(ttft_standin, 1.0) << ttft_standin;  // more than 2x off
+  EXPECT_LT(ttft_unified, 0.5) << ttft_unified;
+  EXPECT_LT(tpot_unified, tpot_standin) << tpot_unified << " vs " << tpot_standin;
 }
 
 TEST(Calibration, AFolderThatIsNotARunIsNamed) {
