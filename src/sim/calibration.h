@@ -101,4 +101,9 @@ Result<std::vector<LevelFigures>> replay_levels(const CalibrationSetup& setup,
 // per streamed token, latency).
 std::vector<std::string> default_calibration_knobs(bool w8a8 = false);
 
+// A note when the levels a fit uses all have prompts of about one length (each level's median
+// within 1.5x of the others'): attention's cost cannot be told from the linear layers' there, so
+// a fit says little about other prompt lengths. Empty otherwise.
+std::string one_prompt_length_note(const std::vector<MeasuredLevel>& levels);
+
 }  // namespace tokperf::sim

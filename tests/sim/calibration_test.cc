@@ -211,6 +211,22 @@ TEST(Calibration, LlamaCppsUnifiedKvCachePredictsASlotChangeTheStandInCannot) {
   EXPECT_LT(tpot_unified, tpot_standin) << tpot_unified << " vs " << tpot_standin;
 }
 
+// One prompt length cannot separate attention from the linear layers: sim calibrate says so when
+// every level it fits on has about the same prompts, and not once another length is among them.
+TEST(Calibration, ItSaysWhenEveryLevelHasOnePromptLength) {
+  std::string data = TOKPERF_TEST_DATA;
+  data.append("/calibration/");
+  std::vector<std::string> notes;
+  auto one = load_measured_levels(data + "llamacpp-tiny-cpu", notes);
+  auto other = load_measured_levels(data + "llamacpp-tiny-cpu-lengths/prompt512", notes);
+  ASSERT_TRUE(one.ok() && other.ok());
+  const std::string note = one_prompt_length_note(*one);
+  EXPECT_NE(note.find("prompts of about 156 tokens"), std::string::npos) << note;
+  std::vector<MeasuredLevel> both = *one;
+  both.insert(both.end(), other->begin(), other->end());
+  EXPECT_EQ(one_prompt_length_note(both), "");
+}
+
 TEST(Calibration, AFolderThatIsNotARunIsNamed) {
   std::vector<std::string> notes;
   const std::string dir = scratch_dir("calib_missing");
