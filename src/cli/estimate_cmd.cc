@@ -44,6 +44,12 @@ int run_estimate(const EstimateConfig& c) {
   if (std::string k = sim::knob_note(c.deployment); !k.empty()) {
     fmt::print(c.json ? stderr : stdout, "note: {}\n", k);
   }
+  if (preset.config.unified_kv_attention) {
+    fmt::print(c.json ? stderr : stdout,
+               "note: unified_kv_attention is a scheduler's matter: these figures are for one "
+               "request alone, attending over its own tokens; sim run and sim serve add the cells "
+               "the other slots hold\n");
+  }
   return kExitOk;
 }
 

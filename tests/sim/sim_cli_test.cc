@@ -182,6 +182,26 @@ TEST(SimCli, TheFrontEndsTimePerStreamedTokenCanBeGiven) {
   EXPECT_NE(bad.out.find("--frontend-us-per-token"), std::string::npos) << bad.out;
 }
 
+// --knob unified_kv_attention=1 (llama.cpp's one KV cache for all slots): one user's requests
+// rotate through the 8 slots and attend over what each left behind, so a single user is served
+// slower than without it; estimate, which times one request alone, says it leaves that out.
+TEST(SimCli, UnifiedKvAttentionSlowsOneUserAsTheSlotsFill) {
+  const auto rate = [](const std::string& extra) {
+    return sim_run_throughput(
+        "--model llama-3.1-8b --gpu l4 --max-num-seqs 8 -c 1 -n 24 --input-tokens 4000 "
+        "--output-tokens 16 --ignore-eos " +
+            extra,
+        "output_tokens_per_s");
+  };
+  const double plain = rate(""), unified = rate("--knob unified_kv_attention=1");
+  EXPECT_LT(unified, 0.9 * plain) << unified << " vs " << plain;
+  Ran e = run("estimate --model llama-3.1-8b --gpu l4 --knob unified_kv_attention=1");
+  EXPECT_EQ(e.rc, 0) << e.out;
+  EXPECT_NE(e.out.find("sim run and sim serve add the cells the other slots hold"),
+            std::string::npos)
+      << e.out;
+}
+
 // --frontend-ms-per-request: the front end's serial set-up per request, a host property the
 // presets fitted on small hosts. estimate records it and the cap it implies; one request pays it
 // once; sim run's request rate stays under 1 / set-up however many users, and far above without.
