@@ -158,6 +158,22 @@ int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig con
       sim::held_out_accuracy_line(cost.deployment(), f.deployment.engine),
   };
   if (std::string k = sim::knob_note(f.deployment); !k.empty()) notes.push_back(std::move(k));
+  // Identical requests in a closed loop: simulated users that start together stay in step, where
+  // real clients drift apart and one's prompt lands between another's tokens.
+  const bool in_step =
+      !config.workload && f.ignore_eos &&
+      std::any_of(config.load.plan.levels.begin(), config.load.plan.levels.end(),
+                  [](const LevelSpec& l) {
+                    return l.mode == LoadMode::kConcurrency && std::max(l.start, l.end) >= 2;
+                  });
+  if (in_step) {
+    notes.push_back(
+        "closed loop of identical requests: simulated users keep in step, while real ones drift "
+        "apart so that one's prompt lands between another's tokens; at a few users with long "
+        "prompts TPOT can come out low (a real llama.cpp server: 8.4 ms simulated, 25.8 ms "
+        "measured at 2 users; docs/SIMULATOR.md, \"Twenty-eighth change\"); a dataset or a "
+        "length distribution (--input-tokens uniform:A..B) breaks the step");
+  }
   const int64_t wall_start_ns = mono_ns();
   if (config.workload) {
     const PhaseLimit& m = config.load.plan.measure;

@@ -178,6 +178,27 @@ TEST(SimRunCli, InfiniteRateSendsEveryRequestAtOnce) {
   EXPECT_EQ(l["requests"]["ok"], 12);
 }
 
+// A closed loop of identical requests keeps its simulated users in step (real clients drift
+// apart): the run says so; drawn lengths, one user or an open loop do not get the note.
+TEST(SimRunCli, IdenticalRequestsInAClosedLoopGetANoteThatTheyKeepInStep) {
+  const std::string note = "simulated users keep in step";
+  Ran fixed = run(std::string(kSmall) + " -c 4 -n 8 --no-save --no-history");
+  ASSERT_EQ(fixed.rc, 0) << fixed.out;
+  EXPECT_NE(fixed.out.find(note), std::string::npos) << fixed.out;
+  const std::string small = kSmall;
+  for (const std::string& other :
+       {small + " -c 1",
+        std::string("--model llama-3.1-8b --gpu h100 --input-tokens uniform:100..300 "
+                    "--output-tokens 16 --ignore-eos -c 4"),
+        small + " --request-rate 4",
+        std::string(
+            "--model llama-3.1-8b --gpu h100 --input-tokens 256 --output-tokens 16 -c 4")}) {
+    Ran r = run(other + " -n 8 --no-save --no-history");
+    ASSERT_EQ(r.rc, 0) << other << ": " << r.out;
+    EXPECT_EQ(r.out.find(note), std::string::npos) << other << ": " << r.out;
+  }
+}
+
 TEST(SimRunCli, BadFlagsExit2NamingTheFlag) {
   struct Case {
     const char* args;
