@@ -73,9 +73,9 @@ struct EngineConfig {
   // request, and a request takes the least recently released free slot (server.cpp:
   // get_available_slot, release). Fragmentation is not modelled: the cells counted are the sum
   // over slots, a lower bound on the highest occupied one. Off in every preset, opt-in as `--knob
-  // unified_kv_attention=1`: fitted to a real llama.cpp server on a CPU it predicted prompt
-  // lengths it was not fitted on worse than without it (docs/SIMULATOR.md, "Twenty-eighth change,
-  // not adopted").
+  // unified_kv_attention=1`: fitted to a real llama.cpp server on a CPU, it predicted a change of
+  // slots far better than without it and prompt lengths at the fitted slot count worse
+  // (docs/SIMULATOR.md, "Twenty-eighth change, not adopted").
   bool unified_kv_attention = false;
   int64_t num_blocks = 0;  // 0: sized from the cost model's KV capacity
   // A freshly started server that has not served a request yet: the first step with prefill tokens
