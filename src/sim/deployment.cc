@@ -1,6 +1,7 @@
 #include "sim/deployment.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -158,9 +159,7 @@ std::string knob_note(const DeploymentFlags& f) {
         note += fmt::format(" on {} measured level{}", n, n == 1 ? "" : "s");
       }
       if (const auto with = calibration_knob_flags(j); !with.empty()) {
-        std::string list;
-        for (const std::string& k : with) list += (list.empty() ? "" : ", ") + k;
-        note += " with --knob " + list;
+        note += fmt::format(" with --knob {}", fmt::join(with, ", "));
       }
       const nlohmann::json* check = j.contains("check") ? &j["check"] : nullptr;
       if (check != nullptr && check->contains("fitted_median_abs_pct")) {
@@ -198,11 +197,9 @@ std::string knob_note(const DeploymentFlags& f) {
     }
   }
   if (!f.knobs.empty()) {
-    std::string list;
-    for (const std::string& k : f.knobs) list += (list.empty() ? "" : ", ") + k;
     note += (note.empty() ? "" : "; ") +
-            ("--knob " + list + " replaces the " + f.engine + " preset's values" +
-             (f.calibration.empty() ? "" : " on top"));
+            (fmt::format("--knob {}", fmt::join(f.knobs, ", ")) + " replaces the " + f.engine +
+             " preset's values" + (f.calibration.empty() ? "" : " on top"));
   }
   return note + ": the accuracy figures are for the presets as shipped";
 }

@@ -86,9 +86,10 @@ void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group
       sub.add_option("--knob", f.knobs,
                      "NAME=VALUE (repeatable): replace one of the --engine preset's knobs for a "
                      "what-if, by its field name, e.g. step_overhead_s=0.002 or the opt-in "
-                     "mechanisms overlap_schedule=1 (sglang) and "
-                     "dp_attention_halves_chunk_per_rank=1 (sglang-0.4); an unknown name is "
-                     "refused with the list (docs/SIMULATOR.md, \"Knobs\")");
+                     "mechanisms overlap_schedule=1 (sglang), "
+                     "dp_attention_halves_chunk_per_rank=1 (sglang-0.4) and "
+                     "unified_kv_attention=1 (llama.cpp's one KV cache for all slots); an unknown "
+                     "name is refused with the list (docs/SIMULATOR.md, \"Knobs\")");
   CLI::Option* cal =
       sub.add_option("--calibration", f.calibration,
                      "FILE written by sim calibrate --out: the constants it fitted to your server "
