@@ -158,8 +158,11 @@ int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig con
       sim::held_out_accuracy_line(cost.deployment(), f.deployment.engine),
   };
   if (std::string k = sim::knob_note(f.deployment); !k.empty()) notes.push_back(std::move(k));
-  // Identical requests in a closed loop: simulated users that start together stay in step, where
-  // real clients drift apart and one's prompt lands between another's tokens.
+  // Identical requests in a closed loop: a deterministic engine keeps the places in its steps
+  // that the users' first requests took, where real clients drift apart (docs/SIMULATOR.md,
+  // "Twenty-ninth change"). The serial front end spaces requests sent together; with none, all of
+  // them share every step.
+  const sim::CostKnobs& knobs = cost.knobs();
   const bool in_step =
       !config.workload && f.ignore_eos &&
       std::any_of(config.load.plan.levels.begin(), config.load.plan.levels.end(),
@@ -167,12 +170,24 @@ int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig con
                     return l.mode == LoadMode::kConcurrency && std::max(l.start, l.end) >= 2;
                   });
   if (in_step) {
-    notes.push_back(
-        "closed loop of identical requests: simulated users keep in step, while real ones drift "
-        "apart so that one's prompt lands between another's tokens; at a few users with long "
-        "prompts TPOT can come out low (a real llama.cpp server: 8.4 ms simulated, 25.8 ms "
-        "measured at 2 users; docs/SIMULATOR.md, \"Twenty-eighth change\"); a dataset or a "
-        "length distribution (--input-tokens uniform:A..B) breaks the step");
+    const double spacing_ms =
+        1e3 * (knobs.request_overhead_s + knobs.request_overhead_per_token_s *
+                                              static_cast<double>(config.prompt.input_tokens));
+    const bool no_serial = spacing_ms <= 0;
+    notes.push_back(fmt::format(
+        "closed loop of identical requests: the simulated users start together and keep the "
+        "places their first requests took in the engine's steps for the whole run ({}), while real "
+        "ones drift apart so that one's prompt lands between another's tokens; at a few users "
+        "with long prompts TTFT and TPOT percentiles can be far off (a real llama.cpp server at "
+        "2-6 users: docs/SIMULATOR.md, \"Twenty-ninth change\"); a dataset or a length "
+        "distribution (--input-tokens uniform:A..B) breaks the step",
+        no_serial ? "all in the same steps: this front end has no serial time per request, "
+                    "request_overhead_s 0, where a real server takes requests one at a time; "
+                    "--knob request_overhead_s=1e-9 does that, which on the llama.cpp server "
+                    "brought TPOT percentiles closer, TTFT not always"
+                  : fmt::format("the front end hands them over {:.3g} ms apart; those that reach "
+                                "the engine within one step share it each time",
+                                spacing_ms)));
   }
   const int64_t wall_start_ns = mono_ns();
   if (config.workload) {
