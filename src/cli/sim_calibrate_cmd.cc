@@ -72,6 +72,10 @@ struct Check {
   std::vector<size_t> fitted_on, held_out;  // indexes into the fitted runs' levels (the split)
   std::vector<sim::LevelFigures> preset, fitted;  // of the held-out levels
   std::vector<sim::MeasuredLevel> levels;         // the held-out levels
+  // The fit on the closed-loop held-out levels run as sim run runs them (NaN for open loops);
+  // empty when none is a closed loop.
+  std::vector<sim::LevelFigures> fitted_as_sim_run;
+  size_t closed_loops = 0;
 };
 
 int run_calibrate(CalibrateFlags& f) {
@@ -129,6 +133,15 @@ int run_calibrate(CalibrateFlags& f) {
     }
     check.preset = *preset;
     check.fitted = *fitted;
+    check.closed_loops = static_cast<size_t>(
+        std::count_if(check.levels.begin(), check.levels.end(),
+                      [](const sim::MeasuredLevel& l) { return l.closed_loop; }));
+    if (check.closed_loops > 0) {
+      auto as_sim_run = sim::replay_levels(sim::with_fitted_knobs(f.setup, with), check.levels,
+                                           /*as_sim_run=*/true);
+      if (!as_sim_run.ok()) throw UsageError(as_sim_run.error());
+      check.fitted_as_sim_run = *as_sim_run;
+    }
   };
   if (checked && !by_runs) {
     std::vector<sim::MeasuredLevel> fit_levels;
@@ -184,7 +197,13 @@ int run_calibrate(CalibrateFlags& f) {
             std::isfinite(a) ? nlohmann::json(a) : nlohmann::json();
         c["fitted_median_abs_pct"][names[m]] =
             std::isfinite(b) ? nlohmann::json(b) : nlohmann::json();
+        if (!check.fitted_as_sim_run.empty()) {
+          const double s = median_abs_pct(check.fitted_as_sim_run, check.levels, fields[m]);
+          c["fitted_as_sim_run_median_abs_pct"][names[m]] =
+              std::isfinite(s) ? nlohmann::json(s) : nlohmann::json();
+        }
       }
+      c["closed_loop_levels"] = check.closed_loops;
       j["check"] = c;
     }
     j["notes"] = notes;
@@ -227,6 +246,20 @@ int run_calibrate(CalibrateFlags& f) {
                           fmt_pct(median_abs_pct(check.fitted, check.levels, fields[m])));
     }
     fmt::print("{} (the {} preset -> fitted)\n", line, engine);
+    if (!check.fitted_as_sim_run.empty()) {
+      // The replay above sends each request at its measured time; sim run's closed loop does not.
+      std::string as_run;
+      for (int m = 0; m < 3; ++m) {
+        as_run +=
+            fmt::format("{}{} {}", m ? ", " : "", names[m],
+                        fmt_pct(median_abs_pct(check.fitted_as_sim_run, check.levels, fields[m])));
+      }
+      fmt::print(
+          "  as sim run runs them (users start together after the warm-up, each sending the next "
+          "request\n  as the last ends, not at the measured times), the fit on the {} closed-loop "
+          "level{}:\n  {} (what a what-if by sim run can expect at these loads)\n",
+          check.closed_loops, check.closed_loops == 1 ? "" : "s", as_run);
+    }
   } else if (!f.no_check) {
     fmt::print("check: none (3 levels or more are needed to hold one out)\n");
   }

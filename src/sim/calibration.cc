@@ -178,6 +178,7 @@ Result<std::vector<MeasuredLevel>> load_measured_levels(const std::string& dir,
     const bool closed = lj.contains("load") && lj["load"].is_object() &&
                         lj["load"].value("mode", "") == "closed_loop";
     m.slots = closed ? int_or(lj, "concurrency", 0) : max_concurrency;
+    m.closed_loop = closed;
     std::vector<Sample> measured;
     for (size_t k = 0; k < reqs.size(); ++k) {
       const Pending& p = reqs[k];
@@ -225,6 +226,32 @@ Result<LevelFigures> replay_level(const CostModel& cost, const EngineConfig& con
   return level_figures(run->timelines);
 }
 
+Result<LevelFigures> run_level_as_sim_run(const CostModel& cost, const EngineConfig& config,
+                                          const MeasuredLevel& level) {
+  if (!level.closed_loop) return LevelFigures{NAN, NAN, NAN};
+  OfflineLevel lv;
+  lv.prompt_tokens = lv.output_tokens = 1;
+  lv.ignore_eos = true;
+  lv.plan.spec = LevelSpec{LoadMode::kConcurrency, static_cast<double>(level.slots),
+                           static_cast<double>(level.slots), 0};
+  int64_t counts[3] = {0, 0, 0};  // warm-up, measured, cool-down requests that succeeded
+  for (const PlannedArrival& a : level.arrivals) {
+    ++counts[a.phase == Phase::kWarmup ? 0 : a.phase == Phase::kMeasure ? 1 : 2];
+  }
+  lv.plan.warmup = PhaseLimit{0, counts[0]};
+  lv.plan.measure = PhaseLimit{0, counts[1]};
+  lv.plan.cooldown = PhaseLimit{0, counts[2]};
+  // The n-th request sent gets the n-th measured lengths (they are in intended-send order).
+  size_t sent = 0;
+  lv.request_of = [&level, &sent](const SendOrder&) {
+    const size_t n = level.lengths.size();
+    return n == 0 ? OfflineLengths{} : level.lengths[sent++ % n];
+  };
+  auto run = run_offline_level(cost, config, lv);
+  if (!run.ok()) return Error{level.label + ": " + run.error()};
+  return level_figures(run->timelines);
+}
+
 namespace {
 
 // The objective over the figures `only` selects: 0 TTFT, 1 TPOT, -1 all three.
@@ -254,7 +281,8 @@ double calibration_objective(const std::vector<LevelFigures>& simulated,
 }
 
 Result<std::vector<LevelFigures>> replay_levels(const CalibrationSetup& setup,
-                                                const std::vector<MeasuredLevel>& levels) {
+                                                const std::vector<MeasuredLevel>& levels,
+                                                bool as_sim_run) {
   auto d = resolve_deployment(setup.flags);
   if (!d.ok()) return Error{d.error()};
   auto preset = engine_preset(setup.flags, d->gpu, d->tp);
@@ -270,7 +298,8 @@ Result<std::vector<LevelFigures>> replay_levels(const CalibrationSetup& setup,
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < levels.size(); i = next++) {
-      results[i].emplace(replay_level(cost, cfg, levels[i]));
+      results[i].emplace(as_sim_run ? run_level_as_sim_run(cost, cfg, levels[i])
+                                    : replay_level(cost, cfg, levels[i]));
     }
   };
   std::vector<std::thread> threads;

@@ -35,6 +35,7 @@ struct MeasuredLevel {
   std::string label;  // "<run dir> c=8", "<run dir> 4 req/s"
   // Closed loop: its users; open loop: the run's --max-concurrency (0: none).
   int64_t slots = 0;
+  bool closed_loop = false;
   // Every request that succeeded, in intended-send order: when the load meant to send it (from
   // the level's first) and its phase; index = position in `lengths`.
   std::vector<PlannedArrival> arrivals;
@@ -54,6 +55,15 @@ Result<std::vector<MeasuredLevel>> load_measured_levels(const std::string& dir,
 // lengths (EOS ignored), behind the same slots.
 Result<LevelFigures> replay_level(const CostModel& cost, const EngineConfig& config,
                                   const MeasuredLevel& level);
+
+// A closed-loop level as `sim run` runs one (bench's load rules, sim/offline_runner.h): the same
+// users, warm-up, measured and cool-down counts and each request's measured lengths, but the users
+// start together after the warm-up barrier and each sends its next request the moment the last
+// ends, not at the measured times. A replay carries the measured timing of the real client and
+// server; this does not, so its error is what a what-if by `sim run` adds to the fit's.
+// Open-loop levels get NaN figures (sim run would draw other arrival times).
+Result<LevelFigures> run_level_as_sim_run(const CostModel& cost, const EngineConfig& config,
+                                          const MeasuredLevel& level);
 
 // |ln(simulated / measured)| summed over the levels' defined figures (TTFT, TPOT, output rate):
 // an error of +x% and one of -x/(1+x)% weigh the same. Infinity when a replay failed.
@@ -91,9 +101,11 @@ Result<CalibrationFit> fit_calibration(const CalibrationSetup& setup,
                                        const std::vector<MeasuredLevel>& levels,
                                        const std::vector<std::string>& knob_names, int rounds = 3);
 
-// The figures of every level under the given setup (the preset, or a fit's values as knobs).
+// The figures of every level under the given setup (the preset, or a fit's values as knobs):
+// replayed at the measured arrivals, or `as_sim_run` (run_level_as_sim_run).
 Result<std::vector<LevelFigures>> replay_levels(const CalibrationSetup& setup,
-                                                const std::vector<MeasuredLevel>& levels);
+                                                const std::vector<MeasuredLevel>& levels,
+                                                bool as_sim_run = false);
 
 // The knobs fitted when the user names none: the achieved rates of the linear layers (16-bit:
 // compute_efficiency and weight_stream_efficiency; W8A8 weights, `w8a8`: their own pair), of

@@ -172,8 +172,22 @@ std::string knob_note(const DeploymentFlags& f) {
         const size_t n = (*check)["held_out"].size();
         note += fmt::format(
             " (its check, on {} level{} it was not fitted on: TTFT within {}, TPOT {}, "
-            "output {}, median |error|)",
+            "output {}, median |error|",
             n, n == 1 ? "" : "s", pct("ttft"), pct("tpot"), pct("output_tok_s"));
+        // The same levels as sim run's closed loop runs them, not at the measured times.
+        if (check->contains("fitted_as_sim_run_median_abs_pct")) {
+          const nlohmann::json& s = (*check)["fitted_as_sim_run_median_abs_pct"];
+          auto spct = [&](const char* k) {
+            return s.contains(k) && s[k].is_number()
+                       ? fmt::format("{:.0f}%", std::ceil(s[k].get<double>()))
+                       : std::string("-");
+          };
+          note += fmt::format(
+              "; run as sim run runs a closed loop, its closed-loop levels: TTFT {}, TPOT {}, "
+              "output {}",
+              spct("ttft"), spct("tpot"), spct("output_tok_s"));
+        }
+        note += ")";
       } else {
         note += " (it ran no check: no error figure for it)";
       }

@@ -79,6 +79,17 @@ TEST(Calibration, ReplayingASavedRunGivesItsOwnFiguresBack) {
     EXPECT_LT(rel((*same)[i].output_tok_s, m.output_tok_s), 1e-6) << i;
   }
   EXPECT_NEAR(calibration_objective(*same, *levels), 0.0, 1e-5);
+  // The run was a sim run: run again as sim run runs a closed loop (users together after the
+  // warm-up, not at the recorded times), it gives its own figures back too.
+  auto as_sim_run = replay_levels(setup_for(kServerKnobList), *levels, /*as_sim_run=*/true);
+  ASSERT_TRUE(as_sim_run.ok()) << as_sim_run.error();
+  for (size_t i = 0; i < levels->size(); ++i) {
+    EXPECT_TRUE((*levels)[i].closed_loop);
+    const LevelFigures& m = (*levels)[i].measured;
+    EXPECT_LT(rel((*as_sim_run)[i].ttft_ms, m.ttft_ms), 1e-6) << i;
+    EXPECT_LT(rel((*as_sim_run)[i].tpot_ms, m.tpot_ms), 1e-6) << i;
+    EXPECT_LT(rel((*as_sim_run)[i].output_tok_s, m.output_tok_s), 1e-6) << i;
+  }
   // The preset's faster host and GPU: both TTFT and TPOT come out well below.
   auto preset = replay_levels(setup_for({}), *levels);
   ASSERT_TRUE(preset.ok()) << preset.error();
@@ -209,6 +220,43 @@ TEST(Calibration, LlamaCppsUnifiedKvCachePredictsASlotChangeTheStandInCannot) {
   EXPECT_GT(ttft_standin, 1.0) << ttft_standin;  // more than 2x off
   EXPECT_LT(ttft_unified, 0.5) << ttft_unified;
   EXPECT_LT(tpot_unified, tpot_standin) << tpot_unified << " vs " << tpot_standin;
+}
+
+// The same server at 2-4 users (tests/data/calibration/llamacpp-tiny-cpu-fewusers): a request
+// replayed at its measured time carries the real clients' drift, sim run's closed loop does not.
+// With the stand-in calibration (fitted on the 8-slot runs, no serial front-end time) the 2-user
+// level replayed comes out close on TPOT, while run as sim run both users share every step and its
+// TPOT comes out far below the measured (one user's tokens really wait behind the other's
+// prompt). Open-loop levels have no sim-run figures. (Bounds set after the measurement:
+// docs/SIMULATOR.md, "Calibrating to your own server".)
+TEST(Calibration, SimRunsClosedLoopMissesWhatTheReplayCarries) {
+  std::string data = TOKPERF_TEST_DATA;
+  data.append("/calibration/");
+  std::vector<std::string> notes;
+  auto levels = load_measured_levels(data + "llamacpp-tiny-cpu-fewusers/prompt768", notes);
+  ASSERT_TRUE(levels.ok()) << levels.error();
+  ASSERT_EQ(levels->size(), 4u);
+  CalibrationSetup setup;
+  setup.flags.model_config = data + "llamacpp-tiny-cpu/model_config.json";
+  setup.flags.gpu_spec = data + "llamacpp-tiny-cpu/cpu_spec.json";
+  setup.flags.engine = "vllm";
+  setup.flags.calibration = data + "llamacpp-tiny-cpu-slots/fit-np8-standin.json";
+  setup.engine_flags.max_num_seqs = 8;
+  setup.engine_flags.max_num_batched_tokens = 2048;
+  setup.max_num_seqs_given = setup.max_num_batched_tokens_given = true;
+  auto replayed = replay_levels(setup, *levels);
+  auto as_sim_run = replay_levels(setup, *levels, /*as_sim_run=*/true);
+  ASSERT_TRUE(replayed.ok() && as_sim_run.ok());
+  const LevelFigures& m = (*levels)[1].measured;  // 2 users
+  EXPECT_LT(rel((*replayed)[1].tpot_ms, m.tpot_ms), 0.3)
+      << (*replayed)[1].tpot_ms << " vs " << m.tpot_ms;
+  EXPECT_LT((*as_sim_run)[1].tpot_ms, 0.6 * m.tpot_ms)
+      << (*as_sim_run)[1].tpot_ms << " vs " << m.tpot_ms;
+  MeasuredLevel open = (*levels)[1];
+  open.closed_loop = false;
+  auto none = replay_levels(setup, {open}, /*as_sim_run=*/true);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(std::isnan((*none)[0].ttft_ms) && std::isnan((*none)[0].tpot_ms));
 }
 
 // One prompt length cannot separate attention from the linear layers: sim calibrate says so when

@@ -249,6 +249,9 @@ TEST(SimCli, CalibrateChecksOnAHeldOutLevelAndPrintsTheFlags) {
   EXPECT_EQ(text.rc, 0) << text.out;
   EXPECT_NE(text.out.find("3 levels from 1 run"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("held-out levels 2 the median |error|"), std::string::npos) << text.out;
+  // The held-out closed loop run as sim run runs one too (what a what-if by sim run can expect).
+  EXPECT_NE(text.out.find("as sim run runs them"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("the fit on the 1 closed-loop level:"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("--knob request_overhead_s="), std::string::npos) << text.out;
   // A row names its run by the folder when the whole path does not fit.
   EXPECT_NE(text.out.find("\nrun-of-the-simulated-server c=1 "), std::string::npos) << text.out;
@@ -260,6 +263,8 @@ TEST(SimCli, CalibrateChecksOnAHeldOutLevelAndPrintsTheFlags) {
   ASSERT_EQ(j["levels"].size(), 3u);
   ASSERT_EQ(j["check"]["held_out"].size(), 1u);
   EXPECT_NE(j["check"]["held_out"][0].get<std::string>().find("c=4"), std::string::npos);
+  EXPECT_EQ(j["check"]["closed_loop_levels"], 1);
+  EXPECT_TRUE(j["check"]["fitted_as_sim_run_median_abs_pct"]["tpot"].is_number()) << j["check"];
   // The fitted per-request cost moved toward the server's 12 ms.
   for (const auto& k : j["knobs"]) {
     if (k["name"] == "request_overhead_s") {
@@ -293,6 +298,9 @@ TEST(SimCli, CalibrateChecksOnAHeldOutLevelAndPrintsTheFlags) {
   EXPECT_EQ(used.rc, 0) << used.out;
   EXPECT_NE(used.out.find("fitted on 3 measured levels with --knob step_overhead_s=0.00321 (its "
                           "check, on 1 level it was not fitted on: TTFT within"),
+            std::string::npos)
+      << used.out;
+  EXPECT_NE(used.out.find("; run as sim run runs a closed loop, its closed-loop levels: TTFT "),
             std::string::npos)
       << used.out;
   // (A subshell: run_shell adds 2>&1, and the note goes to stderr beside JSON.)
