@@ -163,12 +163,13 @@ std::string knob_note(const DeploymentFlags& f) {
       }
       const nlohmann::json* check = j.contains("check") ? &j["check"] : nullptr;
       if (check != nullptr && check->contains("fitted_median_abs_pct")) {
-        const nlohmann::json& e = (*check)["fitted_median_abs_pct"];
-        auto pct = [&](const char* k) {
+        // One figure of a check's {"ttft", "tpot", "output_tok_s"}, rounded up.
+        auto pct_of = [](const nlohmann::json& e, const char* k) {
           return e.contains(k) && e[k].is_number()
                      ? fmt::format("{:.0f}%", std::ceil(e[k].get<double>()))
                      : std::string("-");
         };
+        auto pct = [&](const char* k) { return pct_of((*check)["fitted_median_abs_pct"], k); };
         const size_t n = (*check)["held_out"].size();
         note += fmt::format(
             " (its check, on {} level{} it was not fitted on: TTFT within {}, TPOT {}, "
@@ -177,11 +178,7 @@ std::string knob_note(const DeploymentFlags& f) {
         // The same levels as sim run's closed loop runs them, not at the measured times.
         if (check->contains("fitted_as_sim_run_median_abs_pct")) {
           const nlohmann::json& s = (*check)["fitted_as_sim_run_median_abs_pct"];
-          auto spct = [&](const char* k) {
-            return s.contains(k) && s[k].is_number()
-                       ? fmt::format("{:.0f}%", std::ceil(s[k].get<double>()))
-                       : std::string("-");
-          };
+          auto spct = [&](const char* k) { return pct_of(s, k); };
           note += fmt::format(
               "; run as sim run runs a closed loop, its closed-loop levels: TTFT {}, TPOT {}, "
               "output {}",
