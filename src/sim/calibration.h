@@ -60,7 +60,7 @@ Result<LevelFigures> replay_level(const CostModel& cost, const EngineConfig& con
 // users, warm-up, measured and cool-down counts and each request's measured lengths, but the users
 // start together after the warm-up barrier and each sends its next request the moment the last
 // ends, not at the measured times. A replay carries the measured timing of the real client and
-// server; this does not, so its error is what a what-if by `sim run` adds to the fit's.
+// server; this does not, so its error is the one a what-if by `sim run` can expect.
 // Open-loop levels get NaN figures (sim run would draw other arrival times).
 Result<LevelFigures> run_level_as_sim_run(const CostModel& cost, const EngineConfig& config,
                                           const MeasuredLevel& level);
