@@ -60,6 +60,21 @@ CalibrationSetup setup_for(std::vector<std::string> knobs) {
 
 double rel(double a, double b) { return std::fabs(a / b - 1.0); }
 
+// The llama.cpp server of tests/data/calibration/ as the `vllm` stand-in describes it: the tiny
+// model and this CPU, `slots` sequences, 2,048 tokens a step; `calibration` a saved fit or "".
+CalibrationSetup llamacpp_setup(int64_t slots, const std::string& calibration = "") {
+  const std::string data = std::string(TOKPERF_TEST_DATA) + "/calibration/";
+  CalibrationSetup setup;
+  setup.flags.model_config = data + "llamacpp-tiny-cpu/model_config.json";
+  setup.flags.gpu_spec = data + "llamacpp-tiny-cpu/cpu_spec.json";
+  setup.flags.engine = "vllm";
+  if (!calibration.empty()) setup.flags.calibration = data + calibration;
+  setup.engine_flags.max_num_seqs = slots;
+  setup.engine_flags.max_num_batched_tokens = 2048;
+  setup.max_num_seqs_given = setup.max_num_batched_tokens_given = true;
+  return setup;
+}
+
 TEST(Calibration, ReplayingASavedRunGivesItsOwnFiguresBack) {
   const std::string dir = measured_run("calib_replay", "1,8", 30);
   std::vector<std::string> notes;
@@ -150,13 +165,7 @@ TEST(Calibration, FittedOnHalfARealLlamaCppRunItPredictsTheOtherHalf) {
   for (size_t i = 0; i < levels->size(); ++i) {
     (i % 2 == 0 ? fit_on : held_out).push_back((*levels)[i]);
   }
-  CalibrationSetup setup;
-  setup.flags.model_config = dir + "/model_config.json";
-  setup.flags.gpu_spec = dir + "/cpu_spec.json";
-  setup.flags.engine = "vllm";
-  setup.engine_flags.max_num_seqs = 8;
-  setup.engine_flags.max_num_batched_tokens = 2048;
-  setup.max_num_seqs_given = setup.max_num_batched_tokens_given = true;
+  const CalibrationSetup setup = llamacpp_setup(8);
   auto fit = fit_calibration(setup, fit_on, default_calibration_knobs(), 1);
   ASSERT_TRUE(fit.ok()) << fit.error();
   auto preset = replay_levels(setup, held_out);
@@ -194,15 +203,7 @@ TEST(Calibration, LlamaCppsUnifiedKvCachePredictsASlotChangeTheStandInCannot) {
   ASSERT_TRUE(levels.ok()) << levels.error();
   ASSERT_EQ(levels->size(), 4u);
   auto median_errors = [&](const std::string& calibration) {
-    CalibrationSetup setup;
-    setup.flags.model_config = data + "llamacpp-tiny-cpu/model_config.json";
-    setup.flags.gpu_spec = data + "llamacpp-tiny-cpu/cpu_spec.json";
-    setup.flags.engine = "vllm";
-    setup.flags.calibration = data + "llamacpp-tiny-cpu-slots/" + calibration;
-    setup.engine_flags.max_num_seqs = 2;
-    setup.engine_flags.max_num_batched_tokens = 2048;
-    setup.max_num_seqs_given = setup.max_num_batched_tokens_given = true;
-    auto sim = replay_levels(setup, *levels);
+    auto sim = replay_levels(llamacpp_setup(2, "llamacpp-tiny-cpu-slots/" + calibration), *levels);
     EXPECT_TRUE(sim.ok()) << sim.error();
     std::vector<double> ttft, tpot;
     for (size_t i = 0; sim.ok() && i < levels->size(); ++i) {
@@ -236,14 +237,7 @@ TEST(Calibration, SimRunsClosedLoopMissesWhatTheReplayCarries) {
   auto levels = load_measured_levels(data + "llamacpp-tiny-cpu-fewusers/prompt768", notes);
   ASSERT_TRUE(levels.ok()) << levels.error();
   ASSERT_EQ(levels->size(), 4u);
-  CalibrationSetup setup;
-  setup.flags.model_config = data + "llamacpp-tiny-cpu/model_config.json";
-  setup.flags.gpu_spec = data + "llamacpp-tiny-cpu/cpu_spec.json";
-  setup.flags.engine = "vllm";
-  setup.flags.calibration = data + "llamacpp-tiny-cpu-slots/fit-np8-standin.json";
-  setup.engine_flags.max_num_seqs = 8;
-  setup.engine_flags.max_num_batched_tokens = 2048;
-  setup.max_num_seqs_given = setup.max_num_batched_tokens_given = true;
+  const CalibrationSetup setup = llamacpp_setup(8, "llamacpp-tiny-cpu-slots/fit-np8-standin.json");
   auto replayed = replay_levels(setup, *levels);
   auto as_sim_run = replay_levels(setup, *levels, /*as_sim_run=*/true);
   ASSERT_TRUE(replayed.ok() && as_sim_run.ok());
