@@ -6,6 +6,11 @@ output (data/validation/split.json) is committed and an earlier batch's assignme
 - The first batch (points without a `batch` field, 2026-12-01): seed 14, 40% held out.
 - Later batches (points with `batch`): points with a `held_out_rule` are held out by that rule;
   the rest are split with the batch's own seed, 50% held out.
+- Batches split by deployment (GROUPED_BATCH_SEEDS, from 2026-12-07): a sweep's points are close
+  neighbours, so a point split would hold out points whose neighbours a fit has seen. These batches
+  are split by group instead (one model, GPU, TP size, engine preset and engine version): the groups,
+  sorted, are shuffled by the batch's seed and held out in turn until at least half of the batch's
+  points are held out. A held-out group is a deployment no fit has seen any point of.
 Usage: scripts/validation_split.py [--check]
 """
 import json
@@ -18,6 +23,7 @@ HELD_OUT_FRACTION = 0.4
 # Later batches: name -> seed (fixed when the batch was added, before fitting).
 BATCH_SEEDS = {"moe-2026-12-03": 1403, "sglang-2025-01": 1404, "dense-2026-12-04": 1406}
 BATCH_HELD_OUT_FRACTION = 0.5
+GROUPED_BATCH_SEEDS = {"fresh-2026-12-07": 1407}
 
 root = pathlib.Path(__file__).resolve().parent.parent
 points = [json.loads(line) for line in open(root / "data/validation/points.jsonl") if line.strip()]
@@ -40,7 +46,31 @@ for batch, seed in BATCH_SEEDS.items():
     split([p["id"] for p in members if "held_out_rule" not in p], seed, BATCH_HELD_OUT_FRACTION)
     methods.append(f"batch {batch}: points with held_out_rule held out; the rest sorted, "
                    f"random.Random({seed}).shuffle, first round(0.5 n) held out")
-unknown = {p.get("batch") for p in points if "batch" in p} - set(BATCH_SEEDS)
+
+
+def group_key(p):
+    return "|".join(str(x) for x in (p["model"], p["sim_gpu"], p["tp"], p.get("sim_engine", p["engine"]),
+                                     p["engine_version"]))
+
+
+for batch, seed in GROUPED_BATCH_SEEDS.items():
+    members = [p for p in points if p.get("batch") == batch]
+    groups = {}
+    for p in members:
+        groups.setdefault(group_key(p), []).append(p["id"])
+    keys = sorted(groups)
+    random.Random(seed).shuffle(keys)
+    n_held = 0
+    for k in keys:
+        if n_held * 2 < len(members):
+            held.extend(groups[k])
+            n_held += len(groups[k])
+        else:
+            calib.extend(groups[k])
+    methods.append(f"batch {batch}: split by group (model, GPU, TP, engine preset, engine version); "
+                   f"groups sorted, random.Random({seed}).shuffle, held out in turn until at least half "
+                   f"of the batch's points are held out")
+unknown = {p.get("batch") for p in points if "batch" in p} - set(BATCH_SEEDS) - set(GROUPED_BATCH_SEEDS)
 if unknown:
     sys.exit(f"points.jsonl has batches without a seed here: {sorted(unknown)}")
 out_split = {
