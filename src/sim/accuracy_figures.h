@@ -7,8 +7,8 @@ namespace tokperf::sim::accuracy {
 
 // clang-format off
 // Held-out runs; per metric the points and the median |error| in % (-1: no point); the
-// worst ratio over the three metrics; the GPUs and engine presets of the class's points
-// (calibration and held-out), space-separated.
+// worst ratio over the three metrics and which metric of which point it is; the GPUs
+// and engine presets of the class's points (calibration and held-out), space-separated.
 struct HeldOutFigures {
   int runs, ttft_n;
   double ttft_pct;
@@ -16,17 +16,21 @@ struct HeldOutFigures {
   double tpot_pct;
   int output_n;
   double output_pct, worst_ratio;
+  const char* worst;
   const char* gpus;
   const char* engines;
 };
 
-inline constexpr HeldOutFigures kDense{26, 25, 23.4, 21, 3.7, 24, 4.3, 2.97,
+inline constexpr HeldOutFigures kDense{51, 50, 22.8, 46, 7.2, 49, 6.9, 689.14,
+                                     "TPOT of gpustack-qwen3-14b-h100-vllm0110-burst-128-4-n1000",
                                      "a100-40g a100-80g h100 h200 l4 l40s rtx4090",
-                                     "nim sglang-0.4 vllm vllm-v0 vllm-v0.6"};
+                                     "nim sglang sglang-0.4 vllm vllm-v0 vllm-v0.6"};
 inline constexpr HeldOutFigures kMoe{34, 34, 61.4, 34, 61.4, 34, 58.7, 13.88,
+                                     "TTFT of dstack-dsr1-fp8-8xh200-trt-llm-3200-800-c128",
                                      "a100-80g h100 h200 mi300x",
                                      "sglang sglang-0.4 trtllm vllm-v0 vllm-v0.6"};
-inline constexpr HeldOutFigures kAll{60, 59, 45.9, 55, 36.9, 58, 23.7, 13.88,
+inline constexpr HeldOutFigures kAll{85, 84, 37.5, 80, 19.9, 83, 13.1, 689.14,
+                                     "TPOT of gpustack-qwen3-14b-h100-vllm0110-burst-128-4-n1000",
                                      "a100-40g a100-80g h100 h200 l4 l40s mi300x rtx4090",
                                      "nim sglang sglang-0.4 trtllm vllm vllm-v0 vllm-v0.6"};
 // clang-format on

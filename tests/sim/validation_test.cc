@@ -451,6 +451,21 @@ TEST(Validation, CliLineStatesTheGeneratedFigures) {
             std::string::npos)
       << line;
   EXPECT_GE(std::ceil(accuracy::kDense.tpot_pct), accuracy::kDense.tpot_pct);
+  // It names the worst point ("<metric> of <id>"), a held-out point of its class in the set.
+  EXPECT_NE(line.find(std::string("worst ") +
+                      fmt::format("{:.1f}", std::ceil(accuracy::kDense.worst_ratio * 10) / 10) +
+                      "x off, the " + accuracy::kDense.worst + ";"),
+            std::string::npos)
+      << line;
+  for (const auto* f : {&accuracy::kDense, &accuracy::kMoe}) {
+    const std::string worst = f->worst;
+    const std::string id = worst.substr(worst.find(" of ") + 4);
+    const auto it = std::find_if(points().begin(), points().end(),
+                                 [&](const ValidationPoint& p) { return p.id == id; });
+    ASSERT_NE(it, points().end()) << worst;
+    EXPECT_TRUE(it->held_out) << worst;
+    EXPECT_EQ(it->moe, f == &accuracy::kMoe) << worst;
+  }
 }
 
 TEST(Validation, CliLineSaysWhenTheGpuOrEngineWasNeverValidated) {
