@@ -3,12 +3,14 @@
 // split and metric, and optionally regenerates sim/accuracy_figures.h. --knob overrides a preset
 // knob for fitting on the calibration half (scripts/fit_sim.py).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "cli/app.h"
@@ -24,6 +26,7 @@ struct ValidateFlags {
   std::string data = "data/validation";
   std::string split = "all";
   std::string engine;  // empty: every engine
+  std::string batch;   // empty: every batch
   std::vector<std::string> knobs;
   bool json = false;
   bool markdown = false;
@@ -34,7 +37,7 @@ struct ValidateFlags {
 // --kv: every vLLM startup log of data/validation/kv_capacity.jsonl beside the KV capacity the
 // model gives for the same model, GPU, parallelism, utilisation and profiling shape.
 int run_validate_kv(const ValidateFlags& f, const sim::KnobOverrides& overrides) {
-  if (!f.engine.empty() || !f.write_figures.empty()) {
+  if (!f.engine.empty() || !f.batch.empty() || !f.write_figures.empty()) {
     throw UsageError("--kv takes --data, --split, --knob, --json and --markdown only");
   }
   auto rows = sim::load_kv_capacity_set(f.data);
@@ -108,9 +111,18 @@ int run_validate(const ValidateFlags& f) {
   if (f.kv) return run_validate_kv(f, overrides);
   auto points = sim::load_validation_set(f.data);
   if (!points.ok()) throw UsageError(fmt::format("--data: {}", points.error()));
+  if (!f.batch.empty()) {
+    std::set<std::string> batches;
+    for (const auto& p : *points) batches.insert(p.batch);
+    if (!batches.count(f.batch)) {
+      throw UsageError(fmt::format("--batch '{}' is not in {}/points.jsonl; its batches: {}",
+                                   f.batch, f.data, fmt::join(batches, ", ")));
+    }
+  }
   std::vector<sim::ValidationPoint> chosen;
   for (const auto& p : *points) {
     if (!f.engine.empty() && p.sim_engine != f.engine) continue;
+    if (!f.batch.empty() && p.batch != f.batch) continue;
     if (f.split == "all" || (f.split == "held-out") == p.held_out) chosen.push_back(p);
   }
   const sim::ValidationResult r = sim::run_validation(chosen, overrides);
@@ -184,8 +196,9 @@ int run_validate(const ValidateFlags& f) {
     for (const auto& e : r.failures) fmt::print("not replayed: {}\n", e);
   }
   if (!f.write_figures.empty()) {
-    if (f.split != "all" || !overrides.empty() || !f.engine.empty()) {
-      throw UsageError("--write-figures needs the whole set: no --split, --engine or --knob");
+    if (f.split != "all" || !overrides.empty() || !f.engine.empty() || !f.batch.empty()) {
+      throw UsageError(
+          "--write-figures needs the whole set: no --split, --engine, --batch or --knob");
     }
     std::ofstream out(f.write_figures);
     out << sim::accuracy_figures_header(r);
@@ -207,6 +220,9 @@ void register_sim_validate_command(CLI::App& sim_app, CommandSet& cmds) {
       ->capture_default_str();
   sub->add_option("--engine", f->engine,
                   "only the points replayed with this engine preset (their `sim_engine`)");
+  sub->add_option("--batch", f->batch,
+                  "only the points of this batch (points.jsonl `batch`; \"first\" for the first "
+                  "batch): each was split before anything was fitted to it");
   sub->add_option("--knob", f->knobs,
                   "NAME=VALUE: replace a preset knob (for fitting on --split calibration)");
   sub->add_flag("--json", f->json, "print JSON (rows, summary, failures)");

@@ -187,6 +187,7 @@ Result<std::vector<ValidationPoint>> load_validation_set(const std::string& dir)
       ValidationPoint p;
       p.id = j.at("id");
       p.source = j.at("source");
+      p.batch = j.value("batch", "first");
       p.engine = j.at("engine");
       p.sim_engine = j.value("sim_engine", p.engine);
       p.model = j.at("model");

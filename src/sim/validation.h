@@ -23,6 +23,8 @@ const char* metric_name(ValidationMetric m);  // "TTFT", "TPOT", "output tok/s"
 
 struct ValidationPoint {
   std::string id, source, engine, sim_engine, model, sim_model, gpu, sim_gpu, dtype, load;
+  // The batch it was added in (points.jsonl `batch`); "first" for the first batch, which has none.
+  std::string batch = "first";
   std::string sim_kv_dtype = "auto";  // the source's KV-cache dtype when it set one (--kv-dtype)
   int tp = 1;
   bool held_out = false;

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -420,6 +421,34 @@ TEST(SimCli, ValidateSummarisesEachHalfPerModelClass) {
     if (s["class"] == "dense" && s["metric"] == "TTFT") dense_ttft = s["n"].get<int>();
   }
   EXPECT_EQ(dense_ttft, tokperf::sim::accuracy::kDense.ttft_n);
+}
+
+// `sim validate --batch`: the points of one batch only (each batch was split on its own, so its
+// halves can be read apart from the rest); a name the set lacks is refused with the set's names.
+TEST(SimCli, ValidateTakesOneBatchAndNamesTheBatchesOnATypo) {
+  const std::string data = std::string(TOKPERF_TEST_DATA).append("/../../data/validation");
+  Ran j = run("sim validate --batch fresh-2026-12-07 --json --data " + data);
+  ASSERT_EQ(j.rc, 0) << j.out;
+  const auto doc = nlohmann::json::parse(j.out);
+  std::set<std::string> ids;
+  for (const auto& row : doc["rows"]) ids.insert(row["id"].get<std::string>());
+  EXPECT_EQ(ids.size(), 50u);
+  for (const auto& id : ids) {
+    EXPECT_TRUE(id.rfind("scicom-", 0) == 0 || id.rfind("gpustack-", 0) == 0) << id;
+  }
+  Ran first = run("sim validate --batch first --split held-out --data " + data);
+  EXPECT_EQ(first.rc, 0) << first.out;
+  EXPECT_NE(first.out.find("lambda-h100-llama3-8b-tp1"), std::string::npos) << first.out;
+  EXPECT_EQ(first.out.find("scicom-"), std::string::npos) << first.out;
+  Ran typo = run("sim validate --batch fresh --data " + data);
+  EXPECT_EQ(typo.rc, 2) << typo.out;
+  EXPECT_NE(typo.out.find("--batch 'fresh' is not in"), std::string::npos) << typo.out;
+  EXPECT_NE(typo.out.find("fresh-2026-12-07"), std::string::npos) << typo.out;
+  Ran figures =
+      run("sim validate --batch first --write-figures /tmp/never-written.h --data " + data);
+  EXPECT_EQ(figures.rc, 2) << figures.out;
+  EXPECT_NE(figures.out.find("--write-figures needs the whole set"), std::string::npos)
+      << figures.out;
 }
 
 TEST(SimCli, ServeSaysWhereAndStopsOnMaxSeconds) {
