@@ -82,6 +82,12 @@ out_split = {
 out = root / "data/validation/split.json"
 text = json.dumps(out_split, indent=1) + "\n"
 if "--check" in sys.argv:
-    sys.exit(0 if out.read_text() == text else 1)
+    if out.read_text() == text:
+        sys.exit(0)
+    committed = json.loads(out.read_text())
+    moved = sorted(set(committed.get("held_out", [])) ^ set(out_split["held_out"]))
+    sys.exit(f"{out} is not what this script makes from points.jsonl (points whose half differs: "
+             f"{moved[:10] or 'none; the method text or the order differs'}); each batch is split "
+             f"once, by its seed, before anything is fitted to it")
 out.write_text(text)
 print(f"{len(out_split['calibration'])} calibration, {len(out_split['held_out'])} held out -> {out}")
