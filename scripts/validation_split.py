@@ -49,8 +49,10 @@ for batch, seed in BATCH_SEEDS.items():
 
 
 def group_key(p):
-    return "|".join(str(x) for x in (p["model"], p["sim_gpu"], p["tp"], p.get("sim_engine", p["engine"]),
-                                     p["engine_version"]))
+    """One deployment: model, GPU, TP size, engine preset and engine version."""
+    fields = (p["model"], p["sim_gpu"], p["tp"], p.get("sim_engine", p["engine"]),
+              p["engine_version"])
+    return "|".join(str(x) for x in fields)
 
 
 for batch, seed in GROUPED_BATCH_SEEDS.items():
@@ -67,10 +69,11 @@ for batch, seed in GROUPED_BATCH_SEEDS.items():
             n_held += len(groups[k])
         else:
             calib.extend(groups[k])
-    methods.append(f"batch {batch}: split by group (model, GPU, TP, engine preset, engine version); "
-                   f"groups sorted, random.Random({seed}).shuffle, held out in turn until at least half "
-                   f"of the batch's points are held out")
-unknown = {p.get("batch") for p in points if "batch" in p} - set(BATCH_SEEDS) - set(GROUPED_BATCH_SEEDS)
+    methods.append(f"batch {batch}: split by group (model, GPU, TP, engine preset, engine "
+                   f"version); groups sorted, random.Random({seed}).shuffle, held out in turn "
+                   f"until at least half of the batch's points are held out")
+seeded = set(BATCH_SEEDS) | set(GROUPED_BATCH_SEEDS)
+unknown = {p.get("batch") for p in points if "batch" in p} - seeded
 if unknown:
     sys.exit(f"points.jsonl has batches without a seed here: {sorted(unknown)}")
 out_split = {
