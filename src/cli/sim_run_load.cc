@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "load/level_driver.h"
 #include "sim/offline_runner.h"
@@ -12,6 +13,9 @@ namespace tokperf {
 namespace {
 
 constexpr int64_t kCharsPerToken = 4;  // rough English text; only for trace lines giving a prompt
+// A level whose serial front end was busy this much of its length is bound by the front end's
+// costs (docs/SIMULATOR.md, "Fifth batch": 200 streams of vLLM on an 8xH100 host).
+constexpr double kFrontEndBoundShare = 0.9;
 
 }  // namespace
 
@@ -24,8 +28,9 @@ Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& 
   out.started_unix_us = o.started_unix_us;
   int64_t level_start_ns = 0;
   bool prompt_estimated = false;
-  uint64_t workload_seq = 0;  // the run's request counter, as bench's seq
-  uint64_t next_seq = 0;      // records' seq: the run's order of ending
+  uint64_t workload_seq = 0;                 // the run's request counter, as bench's seq
+  uint64_t next_seq = 0;                     // records' seq: the run's order of ending
+  std::vector<std::string> front_end_bound;  // "c=200 (97%)" for levels it bound
   for (size_t i = 0; i < plan.levels.size(); ++i) {
     const LevelSpec& spec = plan.levels[i];
     sim::OfflineLevel l;
@@ -95,6 +100,12 @@ Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& 
     auto run = sim::run_offline_level(cost, engine, l);
     if (!run) return Error{fmt::format("level {} ({}): {}", i + 1, spec.label(), run.error())};
     LevelRunInfo info = run->info;
+    if (const int64_t span = info.end_ns - info.start_ns; span > 0) {
+      const double busy = static_cast<double>(run->engine.frontend_busy_ns) / span;
+      if (busy >= kFrontEndBoundShare) {
+        front_end_bound.push_back(fmt::format("{} ({:.0f}%)", spec.label(), 100 * busy));
+      }
+    }
     shift(info.start_ns);
     shift(info.end_ns);
     if (info.measured_sent > 0) {
@@ -109,6 +120,18 @@ Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& 
   out.end_ns = level_start_ns;
   // The run's length in virtual time; no client CPU or loop lag exists to report.
   out.self.wall_s = static_cast<double>(level_start_ns) / 1e9;
+  if (!front_end_bound.empty()) {
+    const sim::CostKnobs& k = cost.knobs();
+    notes.push_back(fmt::format(
+        "front end bound: the serial front end (API server: {:.3g} ms to set each request up, "
+        "{:.3g} us per streamed token) was busy for most of level {}, so its costs set that "
+        "level's latencies; they belong to the host's CPU, and the vllm preset's were fitted on "
+        "small hosts (on an 8xH100 host vLLM 0.15 streamed 7,008 tokens/s to 200 users at 128/128 "
+        "tokens, more than these costs allow: docs/SIMULATOR.md, \"Fifth batch\"): give your "
+        "host's with --frontend-us-per-token and --frontend-ms-per-request, or fit them with sim "
+        "calibrate",
+        1e3 * k.request_overhead_s, 1e6 * k.output_overhead_s, fmt::join(front_end_bound, ", ")));
+  }
   if (prompt_estimated) {
     notes.push_back(fmt::format(
         "trace lines giving a prompt were sized at one token per {} characters", kCharsPerToken));

@@ -101,6 +101,7 @@ Status Engine::submit(const SimRequest& r) {
   const double front_s =
       k.request_overhead_s + k.request_overhead_per_token_s * static_cast<double>(r.prompt_tokens);
   const int64_t front_ns = std::llround(front_s * 1e9);
+  stats_.frontend_busy_ns += front_ns;
   if (r.arrival_ns < outputs_start_ns_) {
     // It reached the front end before the last step's outputs did (a driver submits what arrives
     // during a step before the step's end): served first, and whatever follows the outputs
@@ -498,6 +499,7 @@ const StepResult& Engine::step(int64_t now_ns) {
       if (ev.kind != SeqEventKind::kFinished) t += each_ns;
       ev.t_ns = t;
     }
+    stats_.frontend_busy_ns += t - outputs_start_ns_;
     frontend_free_ns_ = t;
   }
   if (any_finished) {

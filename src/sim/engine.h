@@ -137,6 +137,9 @@ struct EngineStats {
   int64_t prefix_queries_tokens = 0;  // prompt tokens looked up in the prefix cache
   int64_t prefix_hit_tokens = 0;
   int64_t steps_total = 0;
+  // Time the serial front end spent on requests' set-up and streamed outputs (request_overhead_s,
+  // request_overhead_per_token_s, output_overhead_s): over a level's length, how busy it was.
+  int64_t frontend_busy_ns = 0;
 };
 
 class Engine {

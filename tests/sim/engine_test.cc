@@ -608,6 +608,9 @@ TEST(Engine, FrontEndStampsEachOutputInTurnAfterTheStep) {
   const StepResult& w2 = e.step(end);
   EXPECT_EQ(w2.num_seqs, 0);
   EXPECT_EQ(w2.duration_ns, 300'000 + 1'000'000);
+  // Its busy time: four set-ups of 1 ms and three outputs of 100 us (how `sim run` tells a level
+  // the front end bound).
+  EXPECT_EQ(e.stats().frontend_busy_ns, 4 * 1'000'000 + 3 * 100'000);
 }
 
 // A request that reached the front end before a step's outputs did (drivers submit what arrives

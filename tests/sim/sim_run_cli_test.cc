@@ -231,6 +231,28 @@ TEST(SimRunCli, IdenticalRequestsInAClosedLoopGetANoteThatTheyKeepInStep) {
   }
 }
 
+// A level whose serial front end is busy most of the time (the vllm preset's 5.52 ms a request and
+// 136.85 us a streamed token at 200 users of 128/128 tokens) gets a note that the front end's
+// costs, the host CPU's, set its latencies; lighter levels, or the same level with a cheaper
+// front end, do not.
+TEST(SimRunCli, AFrontEndBoundLevelIsNamedWithTheFlagsThatSetItsCosts) {
+  const std::string note = "front end bound: the serial front end";
+  const std::string load =
+      "--model llama-3.1-70b --gpu h100 --tp 8 --input-tokens 128 --output-tokens 128 "
+      "--ignore-eos -n 400 --no-save --no-history";
+  Ran r = run(load + " --concurrency 10,200");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find(note), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("was busy for most of level c=200 ("), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("c=10 ("), std::string::npos) << r.out;  // only the bound level is named
+  EXPECT_NE(r.out.find("--frontend-us-per-token and --frontend-ms-per-request"), std::string::npos)
+      << r.out;
+  Ran cheap =
+      run(load + " --concurrency 200 --frontend-us-per-token 40 --frontend-ms-per-request 0.5");
+  ASSERT_EQ(cheap.rc, 0) << cheap.out;
+  EXPECT_EQ(cheap.out.find(note), std::string::npos) << cheap.out;
+}
+
 TEST(SimRunCli, BadFlagsExit2NamingTheFlag) {
   struct Case {
     const char* args;
