@@ -559,13 +559,27 @@ ValidationResult run_validation(const std::vector<ValidationPoint>& points,
   return r;
 }
 
+namespace {
+
+// How many times off a prediction is, either way (infinite where the ratio is not finite).
+double times_off(double predicted, double measured) {
+  const double ratio = std::max(predicted / measured, measured / predicted);
+  return std::isfinite(ratio) ? ratio : INFINITY;
+}
+
+// Whether a row's point is of the class (every point when none is given).
+bool of_class(const ValidationResult::Row& row, std::optional<ModelClass> cls) {
+  return !cls || row.point->moe == (*cls == ModelClass::kMoe);
+}
+
+}  // namespace
+
 MetricSummary summarize_errors(const std::vector<std::pair<double, double>>& predicted_measured) {
   MetricSummary s;
   std::vector<double> ape;
   for (const auto& [predicted, measured] : predicted_measured) {
     ape.push_back(std::abs(100.0 * (predicted / measured - 1.0)));
-    const double ratio = std::max(predicted / measured, measured / predicted);
-    s.worst_ratio = std::max(s.worst_ratio, std::isfinite(ratio) ? ratio : INFINITY);
+    s.worst_ratio = std::max(s.worst_ratio, times_off(predicted, measured));
   }
   s.n = static_cast<int>(ape.size());
   s.median_abs_pct = statistic(ape, true);
@@ -577,7 +591,7 @@ MetricSummary ValidationResult::summary(bool held_out, ValidationMetric m,
   std::vector<std::pair<double, double>> pairs;
   for (const auto& row : rows) {
     if (row.point->held_out != held_out || row.metric != m) continue;
-    if (cls && row.point->moe != (*cls == ModelClass::kMoe)) continue;
+    if (!of_class(row, cls)) continue;
     pairs.emplace_back(row.predicted, row.measured);
   }
   return summarize_errors(pairs);
@@ -594,7 +608,7 @@ std::string accuracy_figures_header(const ValidationResult& r) {
   auto figures = [&](const char* name, std::optional<ModelClass> cls) {
     std::set<std::string> held, gpus, engines;
     for (const auto& row : r.rows) {
-      if (cls && row.point->moe != (*cls == ModelClass::kMoe)) continue;
+      if (!of_class(row, cls)) continue;
       if (row.point->held_out) held.insert(row.point->id);
       gpus.insert(row.point->sim_gpu);
       engines.insert(row.point->sim_engine);
@@ -607,9 +621,8 @@ std::string accuracy_figures_header(const ValidationResult& r) {
     // Which held-out point and metric that worst ratio is (the first in row order on a tie).
     std::string worst_what;
     for (const auto& row : r.rows) {
-      if (!row.point->held_out || (cls && row.point->moe != (*cls == ModelClass::kMoe))) continue;
-      const double ratio = std::max(row.predicted / row.measured, row.measured / row.predicted);
-      if (worst_what.empty() && ratio >= worst) {
+      if (!row.point->held_out || !of_class(row, cls)) continue;
+      if (worst_what.empty() && times_off(row.predicted, row.measured) >= worst) {
         worst_what = fmt::format("{} of {}", metric_name(row.metric), row.point->id);
       }
     }
