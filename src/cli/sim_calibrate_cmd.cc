@@ -327,7 +327,9 @@ void register_sim_calibrate_command(CLI::App& sim_app, CommandSet& cmds) {
                   "weight_stream_efficiency (for FP8/INT8 weights the w8a8_ pair), "
                   "attention_efficiency, bandwidth_efficiency, step_overhead_s, "
                   "request_overhead_s, request_latency_s, "
-                  "output_overhead_s); --knob values are where the fit starts")
+                  "output_overhead_s; with few runs, host_cpu_factor alone scales every "
+                  "host-side cost of the preset by one number); --knob values are where the fit "
+                  "starts")
       ->delimiter(',');
   sub->add_option("--rounds", f->rounds, "coarse passes over the knobs before two fine ones")
       ->capture_default_str();

@@ -128,8 +128,8 @@ Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& 
         "level's latencies; they belong to the host's CPU, and the vllm preset's were fitted on "
         "small hosts (on an 8xH100 host vLLM 0.15 streamed 7,008 tokens/s to 200 users at 128/128 "
         "tokens, more than these costs allow: docs/SIMULATOR.md, \"Fifth batch\"): give your "
-        "host's with --frontend-us-per-token and --frontend-ms-per-request, or fit them with sim "
-        "calibrate",
+        "host's with --frontend-us-per-token and --frontend-ms-per-request (or scale every host-side "
+        "cost with --knob host_cpu_factor=N), or fit them with sim calibrate",
         1e3 * k.request_overhead_s, 1e6 * k.output_overhead_s, fmt::join(front_end_bound, ", ")));
   }
   if (prompt_estimated) {

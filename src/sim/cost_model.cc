@@ -8,6 +8,13 @@ namespace tokperf::sim {
 CostModel::CostModel(Deployment d, CostKnobs k)
     : d_(std::move(d)), k_(k), params_(count_params(d_.model)) {
   if (d_.tp < 1) d_.tp = 1;
+  if (const double f = k_.host_cpu_factor; f != 1) {
+    for (double* t : {&k_.step_overhead_s, &k_.per_seq_overhead_s, &k_.eager_layer_host_s,
+                      &k_.request_overhead_s, &k_.request_overhead_per_token_s,
+                      &k_.request_latency_s, &k_.output_overhead_s})
+      *t *= f;
+    k_.host_cpu_factor = 1;  // applied: knobs() gives the times this host pays
+  }
   matmul_flops_per_s_ = d_.gpu.matmul_flops(d_.weight_dtype);
   w8a8_ = (d_.weight_dtype == DType::kFp8 && d_.gpu.fp8_flops > 0) ||
           (d_.weight_dtype == DType::kInt8 && d_.gpu.int8_ops > 0);

@@ -98,6 +98,13 @@ struct CostKnobs {
   // machine (scripts/gpu_microbench.py, part launch): a Llama-3.1-8B layer written in PyTorch,
   // 46-48 kernels, eager minus graph replay 571-588 us per layer at batch 1-8 (12 us a kernel).
   double eager_layer_host_s = 0.58e-3;
+  // The host's CPU against the hosts the presets were fitted on: every host-side time above
+  // (step_overhead_s, per_seq_overhead_s, eager_layer_host_s, and the front end's
+  // request_overhead_s, request_overhead_per_token_s, request_latency_s, output_overhead_s) is
+  // multiplied by it, whether it came from the preset, a --frontend-* flag or another --knob. One
+  // number for "this machine's Python runs N times slower", which a fit can move where seven
+  // constants would need many runs (docs/SIMULATOR.md, "Thirtieth change"). 1: as fitted.
+  double host_cpu_factor = 1;
   // The shape of vLLM's profiling pass, from which it sizes the memory it keeps from the KV cache:
   // one forward of profile_tokens tokens (its max_num_batched_tokens) and a sampler pass over
   // profile_seqs sequences (max_num_seqs). 0: unknown, activation_reserve_bytes alone. When set,

@@ -328,6 +328,7 @@ std::map<std::string, double*> continuous_knobs(CostKnobs& k) {
       {"cold_start_s", &k.cold_start_s},
       {"cold_start_step_factor", &k.cold_start_step_factor},
       {"eager_layer_host_s", &k.eager_layer_host_s},
+      {"host_cpu_factor", &k.host_cpu_factor},
       {"profile_overhead_bytes", &k.profile_overhead_bytes},
   };
 }

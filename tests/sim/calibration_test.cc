@@ -150,6 +150,43 @@ TEST(Calibration, TheFitFindsTheServersCostsAndPredictsALoadItWasNotFittedOn) {
   EXPECT_GT(rel((*preset)[0].tpot_ms, m.tpot_ms), 0.1);
 }
 
+// A host whose CPU is three times slower than the preset's hosts, GPU as the preset's: the one
+// factor (--fit host_cpu_factor) is found from two loads and predicts a third, where the preset's
+// host costs do not.
+TEST(Calibration, OneHostFactorIsFoundAndCarriesToALoadItWasNotFittedOn) {
+  auto slow_host_run = [](const std::string& name, const std::string& levels) {
+    const std::string dir = scratch_dir(name);
+    const std::string cmd = std::string(TOKPERF_BINARY) +
+                            " sim run --model llama-3.1-8b --gpu h100 --engine vllm --knob "
+                            "host_cpu_factor=3 -c " +
+                            levels +
+                            " --requests 40 --input-tokens 512 --output-tokens 64 --ignore-eos "
+                            "--no-history --out " +
+                            dir;
+    EXPECT_EQ(run_shell(cmd), 0) << cmd;
+    return dir;
+  };
+  std::vector<std::string> notes;
+  auto levels = load_measured_levels(slow_host_run("calib_host", "1,32"), notes);
+  ASSERT_TRUE(levels.ok()) << levels.error();
+  auto fit = fit_calibration(setup_for({}), *levels, {"host_cpu_factor"}, 1);
+  ASSERT_TRUE(fit.ok()) << fit.error();
+  ASSERT_EQ(fit->knobs.size(), 1u);
+  EXPECT_NEAR(std::log(fit->knobs[0].value / 3.0), 0, std::log(1.15)) << fit->flags();
+  EXPECT_LT(fit->objective, 0.1 * fit->objective_start) << fit->flags();
+  auto held = load_measured_levels(slow_host_run("calib_host_other", "8"), notes);
+  ASSERT_TRUE(held.ok()) << held.error();
+  auto with_fit = replay_levels(with_fitted_knobs(setup_for({}), *fit), *held);
+  auto preset = replay_levels(setup_for({}), *held);
+  ASSERT_TRUE(with_fit.ok() && preset.ok());
+  const LevelFigures& m = (*held)[0].measured;
+  EXPECT_LT(rel((*with_fit)[0].ttft_ms, m.ttft_ms), 0.1)
+      << (*with_fit)[0].ttft_ms << " vs " << m.ttft_ms;
+  EXPECT_LT(rel((*with_fit)[0].tpot_ms, m.tpot_ms), 0.1)
+      << (*with_fit)[0].tpot_ms << " vs " << m.tpot_ms;
+  EXPECT_GT(rel((*preset)[0].ttft_ms, m.ttft_ms), 0.2);
+}
+
 // A real server: llama.cpp on this project's CPU, measured by bench at 1-16 users
 // (tests/data/calibration/llamacpp-tiny-cpu/README.md). The simulator has no llama.cpp preset and
 // the CPU's figures are rough, so the preset is far off; fitted on levels 1, 3 and 5 (1, 4 and 12

@@ -333,5 +333,38 @@ TEST(CostModel, DataParallelAttentionTradesWeightMemoryForKvCapacity) {
             CostModel(small, CostKnobs{}).kv_capacity_tokens());
 }
 
+TEST(CostModel, HostCpuFactorScalesEveryHostSideTimeAndNothingOnTheGpu) {
+  const Deployment d{find_model("llama-3.1-8b").value(), find_gpu("h100").value(), DType::kBf16,
+                     DType::kBf16, 1};
+  CostKnobs k;
+  k.request_overhead_s = 5e-3;
+  k.request_overhead_per_token_s = 1e-6;
+  k.request_latency_s = 30e-3;
+  k.output_overhead_s = 100e-6;
+  k.cuda_graph_max_batch = 0;  // every step eager: the launch time is the host's too
+  const CostModel as_fitted(d, k);
+  k.host_cpu_factor = 2.5;
+  const CostModel slow(d, k);
+  const CostKnobs& a = as_fitted.knobs();
+  const CostKnobs& b = slow.knobs();
+  EXPECT_DOUBLE_EQ(b.step_overhead_s, 2.5 * a.step_overhead_s);
+  EXPECT_DOUBLE_EQ(b.per_seq_overhead_s, 2.5 * a.per_seq_overhead_s);
+  EXPECT_DOUBLE_EQ(b.eager_layer_host_s, 2.5 * a.eager_layer_host_s);
+  EXPECT_DOUBLE_EQ(b.request_overhead_s, 12.5e-3);
+  EXPECT_DOUBLE_EQ(b.request_overhead_per_token_s, 2.5e-6);
+  EXPECT_DOUBLE_EQ(b.request_latency_s, 75e-3);
+  EXPECT_DOUBLE_EQ(b.output_overhead_s, 250e-6);
+  EXPECT_DOUBLE_EQ(b.host_cpu_factor, 1);  // applied once: knobs() are the times this host pays
+  // The GPU's side of a step is unchanged; only its host parts grow.
+  StepShape decode;
+  for (int i = 0; i < 16; ++i) decode.add(1, 1000, true, false);
+  EXPECT_DOUBLE_EQ(slow.step(decode).weights_s, as_fitted.step(decode).weights_s);
+  EXPECT_DOUBLE_EQ(slow.step(decode).kv_s, as_fitted.step(decode).kv_s);
+  EXPECT_DOUBLE_EQ(slow.step(decode).overhead_s, 2.5 * as_fitted.step(decode).overhead_s);
+  EXPECT_DOUBLE_EQ(slow.step(decode).eager_host_s, 2.5 * as_fitted.step(decode).eager_host_s);
+  // A model built from its own knobs() does not apply the factor twice.
+  EXPECT_DOUBLE_EQ(CostModel(d, b).knobs().request_overhead_s, 12.5e-3);
+}
+
 }  // namespace
 }  // namespace tokperf::sim

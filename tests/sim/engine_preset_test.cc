@@ -346,6 +346,10 @@ TEST(EnginePreset, KnobFlagsReplaceThePresetsValuesAndRefuseWhatTheyCannotTake) 
   }
   f.knobs = {"unified_kv_attention=1"};
   EXPECT_TRUE(engine_preset(f, h100, 1).value().config.unified_kv_attention);
+  // One factor for the host's CPU ("Thirtieth change"): kept as given, applied by the cost model.
+  f.knobs = {"host_cpu_factor=3.8"};
+  EXPECT_DOUBLE_EQ(engine_preset(f, h100, 1).value().knobs.host_cpu_factor, 3.8);
+  EXPECT_EQ(shipped.knobs.host_cpu_factor, 1);
 
   const std::pair<const char*, const char*> refused[] = {
       {"no_such_knob=1", "accepted: "},
@@ -354,6 +358,7 @@ TEST(EnginePreset, KnobFlagsReplaceThePresetsValuesAndRefuseWhatTheyCannotTake) 
       {"step_overhead_s=1ms", "NAME=NUMBER"},
       {"=1", "NAME=NUMBER"},
       {"step_overhead_s=-0.001", "0 or more"},
+      {"host_cpu_factor=-2", "0 or more"},
       {"compute_efficiency=0", "above 0"},
       {"overlap_schedule=2", "0 or 1"},
       {"kv_cache_tokens=1.5", "whole number"},

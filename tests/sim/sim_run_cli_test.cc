@@ -251,6 +251,16 @@ TEST(SimRunCli, AFrontEndBoundLevelIsNamedWithTheFlagsThatSetItsCosts) {
       run(load + " --concurrency 200 --frontend-us-per-token 40 --frontend-ms-per-request 0.5");
   ASSERT_EQ(cheap.rc, 0) << cheap.out;
   EXPECT_EQ(cheap.out.find(note), std::string::npos) << cheap.out;
+  // One factor scales them all: 50 users do not bind the preset's front end, but do bind one on a
+  // host a quarter as fast, and the note says what the costs became (the preset's 5.52 ms, x4).
+  EXPECT_NE(r.out.find("--knob host_cpu_factor=N"), std::string::npos) << r.out;
+  Ran fifty = run(load + " --concurrency 50");
+  ASSERT_EQ(fifty.rc, 0) << fifty.out;
+  EXPECT_EQ(fifty.out.find(note), std::string::npos) << fifty.out;
+  Ran slow = run(load + " --concurrency 50 --knob host_cpu_factor=4");
+  ASSERT_EQ(slow.rc, 0) << slow.out;
+  EXPECT_NE(slow.out.find("was busy for most of level c=50 ("), std::string::npos) << slow.out;
+  EXPECT_NE(slow.out.find("22.1 ms to set each request up"), std::string::npos) << slow.out;
 }
 
 TEST(SimRunCli, BadFlagsExit2NamingTheFlag) {
