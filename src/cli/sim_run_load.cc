@@ -125,10 +125,9 @@ Result<RunOutcome> simulate_load(const sim::CostModel& cost, const BenchConfig& 
     notes.push_back(fmt::format(
         "front end bound: the serial front end (API server: {:.3g} ms to set each request up, "
         "{:.3g} us per streamed token) was busy for most of level {}, so its costs set that "
-        "level's latencies; they belong to the host's CPU, and the vllm preset's were fitted on "
-        "small hosts (on an 8xH100 host vLLM 0.15 streamed 7,008 tokens/s to 200 users at 128/128 "
-        "tokens, more than these costs allow: docs/SIMULATOR.md, \"Fifth batch\"): give your "
-        "host's with --frontend-us-per-token and --frontend-ms-per-request (or scale every host-side "
+        "level's latencies; they belong to the host's CPU (the vllm preset's set-up cost was fitted "
+        "on small hosts, its cost per token measured on one 8xH100 host: docs/SIMULATOR.md, "
+        "\"Thirtieth change\"): give your host's with --frontend-us-per-token and --frontend-ms-per-request (or scale every host-side "
         "cost with --knob host_cpu_factor=N), or fit them with sim calibrate",
         1e3 * k.request_overhead_s, 1e6 * k.output_overhead_s, fmt::join(front_end_bound, ", ")));
   }

@@ -63,8 +63,8 @@ void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group
                      "the serving front end's time per streamed token of each request, in "
                      "microseconds (detokenise, build and write the chunk; one thread, shared with "
                      "new requests' set-up): a property of the host's CPU as much as of the "
-                     "engine; default: the --engine preset's (vllm: 136.85, fitted on the "
-                     "calibration runs' hosts; the others 0: not modelled)")
+                     "engine; default: the --engine preset's (vllm: 68.3, measured from the token "
+                     "arrivals of one 8xH100 host's runs; the others 0: not modelled)")
           ->check(CLI::Range(0.0, 1e6));
   CLI::Option* fr =
       sub.add_option("--frontend-ms-per-request", f.frontend_ms_per_request,

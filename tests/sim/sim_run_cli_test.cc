@@ -232,7 +232,7 @@ TEST(SimRunCli, IdenticalRequestsInAClosedLoopGetANoteThatTheyKeepInStep) {
 }
 
 // A level whose serial front end is busy most of the time (the vllm preset's 5.52 ms a request and
-// 136.85 us a streamed token at 200 users of 128/128 tokens) gets a note that the front end's
+// 68.3 us a streamed token at 200 users of 128/128 tokens: busy 92%) gets a note that the front end's
 // costs, the host CPU's, set its latencies; lighter levels, or the same level with a cheaper
 // front end, do not.
 TEST(SimRunCli, AFrontEndBoundLevelIsNamedWithTheFlagsThatSetItsCosts) {
