@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""How far apart the tokens of one engine step reach the client: the serial per-token cost of a
+server's stream path (its front end, or the client's loop where that is slower).
+
+An engine step gives every running stream one token; a serving front end that handles the streams
+one after another hands them to the client spread over (n - 1) x its per-token cost. Grouping all
+streams' token arrivals into steps (arrivals closer than --gap apart) and taking the steps that
+carry at least --share of the streams a step usually carries gives that spread per token. The median over those
+steps is printed per file, then the median over the files.
+
+Reads `vllm bench serve --save-result --save-detailed` JSON (start_times, ttfts, itls,
+max_concurrency) and tokperf run folders (summary.json + requests.jsonl: start_unix_us, token_ms,
+level). docs/SIMULATOR.md, "Thirtieth change", measured the vllm preset's
+CostKnobs::output_overhead_s this way.
+
+    python3 scripts/stream_spacing.py RUN.json ... [--gap SECONDS] [--share 0.9]
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+
+def streams_from_vllm_json(path):
+    with open(path) as f:
+        d = json.load(f)
+    for key in ("start_times", "ttfts", "itls"):
+        if key not in d:
+            raise ValueError(f"{path}: no '{key}' (save it with vllm bench serve --save-detailed)")
+    streams = []
+    for start, ttft, itls in zip(d["start_times"], d["ttfts"], d["itls"]):
+        if ttft is None or not ttft:
+            continue
+        t = start + ttft
+        times = [t]
+        for gap in itls:
+            t += gap
+            times.append(t)
+        streams.append(times)
+    concurrency = d.get("max_concurrency") or d.get("max_concurrent_requests") or len(streams)
+    return [(os.path.basename(path), concurrency, streams)]
+
+
+def streams_from_tokperf_run(folder):
+    with open(os.path.join(folder, "summary.json")) as f:
+        summary = json.load(f)
+    by_level = {}
+    with open(os.path.join(folder, "requests.jsonl")) as f:
+        for line in f:
+            r = json.loads(line)
+            if not r.get("ok") or not r.get("token_ms"):
+                continue
+            start_s = r["start_unix_us"] / 1e6
+            by_level.setdefault(r["level"], []).append([start_s + t / 1e3 for t in r["token_ms"]])
+    out = []
+    for i, level in enumerate(summary.get("levels", [])):
+        streams = by_level.get(i, [])
+        concurrency = level.get("concurrency") or max(1, len(streams))
+        out.append((f"{os.path.basename(folder.rstrip('/'))} {level.get('label', i)}", concurrency,
+                    streams))
+    return out
+
+
+def spacing_us(streams, gap_s, share):
+    """The median spread per token over the steps that carry `share` of the streams a step
+    usually carries (the 90th percentile of step sizes: the level's concurrency, or the server's
+    slots where those are fewer). gap_s None: a fifth of the median gap within a stream."""
+    if gap_s is None:
+        itls = [b - a for s in streams for a, b in zip(s, s[1:])]
+        if not itls:
+            return None, 0, 0
+        gap_s = 0.2 * statistics.median(itls)
+    arrivals = sorted(t for s in streams for t in s)
+    steps = []  # [first, last, count]
+    for t in arrivals:
+        if steps and t - steps[-1][1] < gap_s:
+            steps[-1][1] = t
+            steps[-1][2] += 1
+        else:
+            steps.append([t, t, 1])
+    sizes = sorted(n for _, _, n in steps)
+    need = max(2, share * sizes[int(0.9 * (len(sizes) - 1))]) if sizes else 2
+    full = [(last - first) / (n - 1) * 1e6 for first, last, n in steps if n >= need]
+    return (statistics.median(full) if full else None), len(full), len(steps)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("runs", nargs="+", help="vllm bench JSON files or tokperf run folders")
+    ap.add_argument("--gap", type=float, default=None,
+                    help="arrivals closer than this (s) belong to one step (default: a fifth of "
+                    "the median gap between one stream's tokens)")
+    ap.add_argument("--share", type=float, default=0.9,
+                    help="steps counted must carry this share of the streams a step usually "
+                    "carries (0.9)")
+    a = ap.parse_args()
+    medians = []
+    for run in a.runs:
+        try:
+            levels = (streams_from_tokperf_run(run) if os.path.isdir(run)
+                      else streams_from_vllm_json(run))
+        except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
+            print(f"stream_spacing: {run}: {e}", file=sys.stderr)
+            return 2
+        for name, concurrency, streams in levels:
+            if concurrency < 2:
+                print(f"{name}: c={concurrency}: one stream, no spacing to measure")
+                continue
+            us, used, steps = spacing_us(streams, a.gap, a.share)
+            if us is None:
+                print(f"{name}: c={concurrency}: no step of several streams ({steps} steps)")
+                continue
+            medians.append(us)
+            print(f"{name}: c={concurrency}: {us:.1f} us a token (median of {used} of {steps} steps)")
+    if not medians:
+        print("stream_spacing: nothing measured", file=sys.stderr)
+        return 1
+    print(f"median over {len(medians)} levels: {statistics.median(medians):.1f} us a token")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
