@@ -170,8 +170,9 @@ std::string format_estimate_text(const Estimate& e, const CostModel& cost,
   if (k.output_overhead_s > 0) {
     out += fmt::format(
         "  front end: {:.1f} us per streamed token of each request, so at most {:.0f} tokens/s "
-        "streamed in all (fitted on the calibration runs' hosts; it depends on the CPU: "
-        "--frontend-us-per-token)\n",
+        "streamed in all (a property of the host's CPU: --frontend-us-per-token, or measure "
+        "your server's with scripts/stream_spacing.py; where each preset's comes from: "
+        "docs/SIMULATOR.md)\n",
         k.output_overhead_s * 1e6, 1.0 / k.output_overhead_s);
   }
   if (k.request_overhead_s > 0 || k.request_overhead_per_token_s > 0) {
