@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """How far apart the tokens of one engine step reach the client: the serial per-token cost of a
-server's stream path (its front end, or the client's loop where that is slower).
+server's stream path (its front end, or the client's loop where that is slower); and how long
+the server's decode-only steps last.
 
 An engine step gives every running stream one token; a serving front end that handles the streams
 one after another hands them to the client spread over (n - 1) x its per-token cost. Grouping all
 streams' token arrivals into steps (arrivals closer than --gap apart) and taking the steps that
 carry at least --share of the streams a step usually carries gives that spread per token. The median over those
-steps is printed per file, then the median over the files.
+steps is printed per file, then the median over the files. The time from one such step to the
+next, where neither carries a stream's first token (no prefill finished in it), is a decode-only
+step: its median is printed beside.
 
 Reads `vllm bench serve --save-result --save-detailed` JSON (start_times, ttfts, itls,
 max_concurrency) and tokperf run folders (summary.json + requests.jsonl: start_unix_us, token_ms,
@@ -62,27 +65,35 @@ def streams_from_tokperf_run(folder):
     return out
 
 
-def spacing_us(streams, gap_s, share):
-    """The median spread per token over the steps that carry `share` of the streams a step
-    usually carries (the 90th percentile of step sizes: the level's concurrency, or the server's
-    slots where those are fewer). gap_s None: a fifth of the median gap within a stream."""
+def measure(streams, gap_s, share):
+    """Groups every stream's token arrivals into steps and returns (spacing in us, the steps it
+    was taken from, all steps, median decode-only step in ms, decode-only steps). Spacing: the
+    median spread per token over the steps that carry `share` of the streams a step usually
+    carries (the 90th percentile of step sizes: the level's concurrency, or the server's slots
+    where those are fewer). Decode-only step: the time from one such step to the next when
+    neither carries a stream's first token. gap_s None: a fifth of the median gap within a
+    stream."""
     if gap_s is None:
         itls = [b - a for s in streams for a, b in zip(s, s[1:])]
         if not itls:
-            return None, 0, 0
+            return None, 0, 0, None, 0
         gap_s = 0.2 * statistics.median(itls)
-    arrivals = sorted(t for s in streams for t in s)
-    steps = []  # [first, last, count]
-    for t in arrivals:
+    arrivals = sorted((t, i == 0) for s in streams for i, t in enumerate(s))
+    steps = []  # [first, last, count, first tokens]
+    for t, first in arrivals:
         if steps and t - steps[-1][1] < gap_s:
             steps[-1][1] = t
             steps[-1][2] += 1
+            steps[-1][3] += first
         else:
-            steps.append([t, t, 1])
-    sizes = sorted(n for _, _, n in steps)
+            steps.append([t, t, 1, int(first)])
+    sizes = sorted(s[2] for s in steps)
     need = max(2, share * sizes[int(0.9 * (len(sizes) - 1))]) if sizes else 2
-    full = [(last - first) / (n - 1) * 1e6 for first, last, n in steps if n >= need]
-    return (statistics.median(full) if full else None), len(full), len(steps)
+    full = [(last - first) / (n - 1) * 1e6 for first, last, n, _ in steps if n >= need]
+    decode = [(b[0] - a[0]) * 1e3 for a, b in zip(steps, steps[1:])
+              if a[2] >= need and b[2] >= need and a[3] == 0 and b[3] == 0]
+    return ((statistics.median(full) if full else None), len(full), len(steps),
+            (statistics.median(decode) if decode else None), len(decode))
 
 
 def main():
@@ -107,12 +118,15 @@ def main():
             if concurrency < 2:
                 print(f"{name}: c={concurrency}: one stream, no spacing to measure")
                 continue
-            us, used, steps = spacing_us(streams, a.gap, a.share)
+            us, used, steps, step_ms, decode_steps = measure(streams, a.gap, a.share)
             if us is None:
                 print(f"{name}: c={concurrency}: no step of several streams ({steps} steps)")
                 continue
             medians.append(us)
-            print(f"{name}: c={concurrency}: {us:.1f} us a token (median of {used} of {steps} steps)")
+            decode = (f"; decode-only steps {step_ms:.2f} ms (median of {decode_steps})"
+                      if step_ms is not None else "")
+            print(f"{name}: c={concurrency}: {us:.1f} us a token (median of {used} of {steps} "
+                  f"steps){decode}")
     if not medians:
         print("stream_spacing: nothing measured", file=sys.stderr)
         return 1

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""scripts/stream_spacing.py recovers a known per-token spacing: from a vllm bench JSON built here
-with steps whose tokens arrive 70 us apart, and from a tokperf sim run whose front end passes each
-streamed token in 100 us (--frontend-us-per-token 100). Usage: stream_spacing_test.py TOKPERF."""
+"""scripts/stream_spacing.py recovers a known per-token spacing and step time: from a vllm bench
+JSON built here with a step every 25 ms whose tokens arrive 70 us apart, and from a tokperf sim run
+whose front end passes each streamed token in 100 us (--frontend-us-per-token 100). Usage:
+stream_spacing_test.py TOKPERF."""
 import json
 import os
 import random
@@ -45,6 +46,9 @@ def main():
         us, text = measured([path])
         if abs(us - 70.0) > 0.5:
             sys.exit(f"built with 70 us a token, measured {us}: {text}")
+        step = re.search(r"decode-only steps ([0-9.]+) ms", text)
+        if not step or abs(float(step.group(1)) - 25.0) > 0.05:
+            sys.exit(f"built with 25 ms decode steps: {text}")
         # The simulator's own front end at 100 us a token, 16 and 32 streams.
         run = os.path.join(tmp, "run")
         subprocess.run([tokperf, "sim", "run", "--model", "llama-3.1-8b", "--gpu", "h100",
