@@ -176,10 +176,11 @@ int run_levels(const SimRunFlags& f, const sim::CostModel& cost, BenchConfig con
     const bool no_serial = spacing_ms <= 0;
     notes.push_back(fmt::format(
         "closed loop of identical requests: the simulated users start together and keep the "
-        "places their first requests took in the engine's steps for the whole run ({}), while real "
-        "ones drift apart so that one's prompt lands between another's tokens; at a few users "
-        "with long prompts TTFT and TPOT percentiles can be far off (a real llama.cpp server at "
-        "2-6 users: docs/SIMULATOR.md, \"Twenty-ninth change\"); a dataset or a length "
+        "places their first requests took in the engine's steps for the whole run ({}); real "
+        "ones may drift apart so that one's prompt lands between another's tokens (a real "
+        "llama.cpp server at 2-6 users did, and TTFT and TPOT percentiles came out far off: "
+        "docs/SIMULATOR.md, \"Twenty-ninth change\") or keep their waves as the model does (a "
+        "real vLLM 0.15 at 10 users did: \"Thirtieth change\"); a dataset or a length "
         "distribution (--input-tokens uniform:A..B) breaks the step",
         no_serial ? "all in the same steps: this front end has no serial time per request, "
                     "request_overhead_s 0, where a real server takes requests one at a time; "

@@ -180,7 +180,7 @@ TEST(SimRunCli, InfiniteRateSendsEveryRequestAtOnce) {
   EXPECT_EQ(l["requests"]["ok"], 12);
 }
 
-// A closed loop of identical requests keeps its simulated users in step (real clients drift
+// A closed loop of identical requests keeps its simulated users in step (real clients may drift
 // apart): the run says so; drawn lengths, one user or an open loop do not get the note.
 // Identical requests in a closed loop keep the places in the engine's steps that the first wave
 // took. The serial front end (the vllm preset's 5.52 ms a request) spaces the first wave, so the
