@@ -32,6 +32,7 @@ struct CalibrateFlags {
   int rounds = 3;
   bool json = false;
   bool no_check = false;
+  bool steps = false;  // --steps: fit the server's step timeline read from token arrivals too
   std::string out;  // --out FILE: the JSON document, for --calibration FILE
 };
 
@@ -63,9 +64,14 @@ std::string fmt_num(double v, const char* unit) {
 
 nlohmann::json figures_json(const sim::LevelFigures& f) {
   auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
-  return {{"ttft_p50_ms", num(f.ttft_ms)},
-          {"tpot_p50_ms", num(f.tpot_ms)},
-          {"output_tok_s", num(f.output_tok_s)}};
+  nlohmann::json j = {{"ttft_p50_ms", num(f.ttft_ms)},
+                      {"tpot_p50_ms", num(f.tpot_ms)},
+                      {"output_tok_s", num(f.output_tok_s)}};
+  if (std::isfinite(f.decode_step_ms) || std::isfinite(f.token_spacing_us)) {
+    j["decode_step_p50_ms"] = num(f.decode_step_ms);
+    j["token_spacing_p50_us"] = num(f.token_spacing_us);
+  }
+  return j;
 }
 
 struct Check {
@@ -103,7 +109,7 @@ int run_calibrate(CalibrateFlags& f) {
   std::vector<std::string> notes;
   std::vector<sim::MeasuredLevel> levels;
   for (const std::string& dir : f.runs) {
-    auto l = sim::load_measured_levels(dir, notes);
+    auto l = sim::load_measured_levels(dir, notes, f.steps);
     if (!l.ok()) throw UsageError(l.error());
     for (auto& x : *l) levels.push_back(std::move(x));
   }
@@ -114,7 +120,7 @@ int run_calibrate(CalibrateFlags& f) {
 
   std::vector<sim::MeasuredLevel> check_runs_levels;
   for (const std::string& dir : f.check_runs) {
-    auto l = sim::load_measured_levels(dir, notes);
+    auto l = sim::load_measured_levels(dir, notes, f.steps);
     if (!l.ok()) throw UsageError("--check: " + l.error());
     for (auto& x : *l) check_runs_levels.push_back(std::move(x));
   }
@@ -300,6 +306,19 @@ int run_calibrate(CalibrateFlags& f) {
     print_row("(check) " + fit_label(check.levels[i].label, 26), check.levels[i].measured,
               check.preset[i], check.fitted[i]);
   }
+  if (f.steps) {
+    // The step figures read from the token arrivals (sim/step_timeline.h), fitted beside the rest.
+    fmt::print("\n{:<34} {:>26}  {:>26}\n", "steps (measured / preset / fitted)",
+               "decode-only step", "one step's tokens apart");
+    for (size_t i = 0; i < levels.size(); ++i) {
+      const sim::LevelFigures &m = levels[i].measured, &p = fit->start[i], &q = fit->fitted[i];
+      fmt::print("{:<34} {:>26}  {:>26}\n", fit_label(levels[i].label, 34),
+                 fmt::format("{} / {} / {}", fmt_num(m.decode_step_ms, ""),
+                             fmt_num(p.decode_step_ms, ""), fmt_num(q.decode_step_ms, " ms")),
+                 fmt::format("{} / {} / {}", fmt_num(m.token_spacing_us, ""),
+                             fmt_num(p.token_spacing_us, ""), fmt_num(q.token_spacing_us, " us")));
+    }
+  }
   fmt::print(
       "\nfor what-ifs on this server, add to sim run, sim serve or estimate (same --model, --gpu, "
       "--engine):\n  {}\n",
@@ -331,6 +350,12 @@ void register_sim_calibrate_command(CLI::App& sim_app, CommandSet& cmds) {
                   "host-side cost of the preset by one number); --knob values are where the fit "
                   "starts")
       ->delimiter(',');
+  sub->add_flag("--steps", f->steps,
+                "also fit the server's steps as the token arrivals show them: each level's median "
+                "decode-only step (with TPOT) and how far apart one step's tokens reach the "
+                "client (the front end's cost per token, with TTFT); on vLLM, step costs read "
+                "this way carried to another model on the same host where fitted aggregates did "
+                "less well (docs/SIMULATOR.md, \"Thirtieth change\")");
   sub->add_option("--rounds", f->rounds, "coarse passes over the knobs before two fine ones")
       ->capture_default_str();
   sub->add_option("--check", f->check_runs,

@@ -9,6 +9,7 @@
 // fitted model predicts loads it was not fitted on before using it for what-ifs.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,11 +25,16 @@ namespace tokperf::sim {
 // The three statistics compared, each over a level's measured (not warm-up or cool-down)
 // requests that succeeded: median TTFT, median TPOT (requests with 2 tokens or more) and output
 // tokens per second over the span from the first send to the last end. NaN where undefined.
+// With `sim calibrate --steps`, two more from every successful request's token arrivals, warm-up
+// and cool-down included (sim/step_timeline.h): the median decode-only step and how far apart one
+// step's tokens arrive. NaN where not read or not measurable.
 struct LevelFigures {
   double ttft_ms = 0, tpot_ms = 0, output_tok_s = 0;
+  double decode_step_ms = NAN, token_spacing_us = NAN;
 };
-// The figures of these timelines (measured or simulated: one definition for both).
-LevelFigures level_figures(const std::vector<RequestTimeline>& timelines);
+// The figures of these timelines (measured or simulated: one definition for both); `steps` adds
+// the step figures.
+LevelFigures level_figures(const std::vector<RequestTimeline>& timelines, bool steps = false);
 
 // One measured level, ready to replay.
 struct MeasuredLevel {
@@ -47,12 +53,14 @@ struct MeasuredLevel {
 
 // The levels of a saved run (summary.json for the load, requests.jsonl for the requests), in
 // order. Errors name the folder and what is missing. A level without a measured request that
-// succeeded is left out with a line in `notes`.
+// succeeded is left out with a line in `notes`. `steps`: read the step figures too.
 Result<std::vector<MeasuredLevel>> load_measured_levels(const std::string& dir,
-                                                        std::vector<std::string>& notes);
+                                                        std::vector<std::string>& notes,
+                                                        bool steps = false);
 
 // The level's requests through the engine, every one at its measured time with its measured
-// lengths (EOS ignored), behind the same slots.
+// lengths (EOS ignored), behind the same slots. The step figures are computed where the measured
+// level has them.
 Result<LevelFigures> replay_level(const CostModel& cost, const EngineConfig& config,
                                   const MeasuredLevel& level);
 
@@ -65,7 +73,8 @@ Result<LevelFigures> replay_level(const CostModel& cost, const EngineConfig& con
 Result<LevelFigures> run_level_as_sim_run(const CostModel& cost, const EngineConfig& config,
                                           const MeasuredLevel& level);
 
-// |ln(simulated / measured)| summed over the levels' defined figures (TTFT, TPOT, output rate):
+// |ln(simulated / measured)| summed over the levels' defined figures (TTFT, TPOT, output rate,
+// and the step figures where measured):
 // an error of +x% and one of -x/(1+x)% weigh the same. Infinity when a replay failed.
 double calibration_objective(const std::vector<LevelFigures>& simulated,
                              const std::vector<MeasuredLevel>& levels);

@@ -187,6 +187,72 @@ TEST(Calibration, OneHostFactorIsFoundAndCarriesToALoadItWasNotFittedOn) {
   EXPECT_GT(rel((*preset)[0].ttft_ms, m.ttft_ms), 0.2);
 }
 
+// --steps: the server's steps read from the token arrivals, one definition for the measured and
+// the replayed requests (sim/step_timeline.h). A "server" whose front end spends 200 us on each
+// streamed token and whose steps cost 60 us a sequence: its run's step figures are what a replay
+// with its own costs gives and not what the preset gives, and a fit on them finds both costs.
+TEST(Calibration, StepsReadFromTheTokenArrivalsFindTheFrontEndAndThePerSequenceCost) {
+  const std::vector<std::string> server = {"output_overhead_s=0.0002", "per_seq_overhead_s=6e-05"};
+  const std::string dir = scratch_dir("calib_steps");
+  const std::string cmd = std::string(TOKPERF_BINARY) +
+                          " sim run --model llama-3.1-8b --gpu h100 --engine vllm --knob " +
+                          server[0] + " --knob " + server[1] +
+                          " -c 8,32 --requests 40 --input-tokens 512 --output-tokens 64 "
+                          "--ignore-eos --no-history --out " +
+                          dir;
+  ASSERT_EQ(run_shell(cmd), 0) << cmd;
+  std::vector<std::string> notes;
+  auto plain = load_measured_levels(dir, notes);
+  auto levels = load_measured_levels(dir, notes, /*steps=*/true);
+  ASSERT_TRUE(plain.ok() && levels.ok());
+  ASSERT_EQ(levels->size(), 2u);
+  for (size_t i = 0; i < levels->size(); ++i) {
+    EXPECT_TRUE(std::isnan((*plain)[i].measured.decode_step_ms));  // read only when asked
+    const LevelFigures& m = (*levels)[i].measured;
+    EXPECT_TRUE(std::isfinite(m.decode_step_ms)) << i;
+    EXPECT_NEAR(m.token_spacing_us, 200.0, 10.0) << i;
+  }
+  auto same = replay_levels(setup_for(server), *levels);
+  auto preset = replay_levels(setup_for({}), *levels);
+  ASSERT_TRUE(same.ok() && preset.ok());
+  for (size_t i = 0; i < levels->size(); ++i) {
+    const LevelFigures& m = (*levels)[i].measured;
+    EXPECT_LT(rel((*same)[i].decode_step_ms, m.decode_step_ms), 1e-6) << i;
+    EXPECT_LT(rel((*same)[i].token_spacing_us, m.token_spacing_us), 1e-6) << i;
+    EXPECT_GT(rel((*preset)[i].token_spacing_us, m.token_spacing_us), 0.5) << i;
+  }
+  EXPECT_GT(rel((*preset)[1].decode_step_ms, (*levels)[1].measured.decode_step_ms), 0.05);
+  auto fit = fit_calibration(setup_for({}), *levels, {"output_overhead_s", "per_seq_overhead_s"}, 1);
+  ASSERT_TRUE(fit.ok()) << fit.error();
+  for (const FittedKnob& k : fit->knobs) {
+    const double truth = k.name == "output_overhead_s" ? 2e-4 : 6e-5;
+    EXPECT_NEAR(std::log(k.value / truth), 0, std::log(1.2)) << fit->flags();
+  }
+}
+
+// The same reading on the real llama.cpp server of tests/data/calibration/: its decode-only steps
+// grow with the slots in use (5.5 ms at 2 users, 11.5 at 8) and one step's tokens reach the
+// client ~0.1-0.16 ms apart; one user has no step that streams share.
+TEST(Calibration, OnARealLlamaCppServerTheStepsAreRead) {
+  const std::string dir = std::string(TOKPERF_TEST_DATA) + "/calibration/llamacpp-tiny-cpu";
+  std::vector<std::string> notes;
+  auto levels = load_measured_levels(dir, notes, /*steps=*/true);
+  ASSERT_TRUE(levels.ok()) << levels.error();
+  ASSERT_EQ(levels->size(), 6u);  // c = 1, 2, 4, 8, 12, 16
+  EXPECT_TRUE(std::isnan((*levels)[0].measured.decode_step_ms));
+  EXPECT_NE(std::find_if(notes.begin(), notes.end(),
+                         [](const std::string& n) {
+                           return n.find("c=1: no step figures") != std::string::npos;
+                         }),
+            notes.end());
+  EXPECT_NEAR((*levels)[1].measured.decode_step_ms, 5.5, 0.5);
+  EXPECT_NEAR((*levels)[3].measured.decode_step_ms, 11.5, 1.0);
+  for (size_t i = 2; i < levels->size(); ++i) {
+    EXPECT_GT((*levels)[i].measured.token_spacing_us, 90) << i;
+    EXPECT_LT((*levels)[i].measured.token_spacing_us, 200) << i;
+  }
+}
+
 // A real server: llama.cpp on this project's CPU, measured by bench at 1-16 users
 // (tests/data/calibration/llamacpp-tiny-cpu/README.md). The simulator has no llama.cpp preset and
 // the CPU's figures are rough, so the preset is far off; fitted on levels 1, 3 and 5 (1, 4 and 12

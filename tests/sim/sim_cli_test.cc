@@ -275,6 +275,21 @@ TEST(SimCli, CalibrateChecksOnAHeldOutLevelAndPrintsTheFlags) {
     }
   }
 
+  // --steps: the step figures of each level, measured / preset / fitted, and in the JSON; the
+  // one-user level has none (no step that streams share).
+  Ran steps = run("sim calibrate " + dir + deployment +
+                  " --fit request_overhead_s,step_overhead_s --rounds 1 --no-check --steps");
+  EXPECT_EQ(steps.rc, 0) << steps.out;
+  EXPECT_NE(steps.out.find("decode-only step"), std::string::npos) << steps.out;
+  EXPECT_NE(steps.out.find("c=1: no step figures"), std::string::npos) << steps.out;
+  EXPECT_EQ(text.out.find("decode-only step"), std::string::npos) << text.out;  // only if asked
+  Ran steps_js = run_shell(std::string(TOKPERF_BINARY) + " sim calibrate " + dir + deployment +
+                           " --fit step_overhead_s --rounds 1 --no-check --steps --json 2>/dev/null");
+  const nlohmann::json sj = nlohmann::json::parse(steps_js.out, nullptr, false);
+  ASSERT_TRUE(sj.is_object()) << steps_js.out;
+  EXPECT_TRUE(sj["levels"][2]["measured"]["decode_step_p50_ms"].is_number()) << sj["levels"];
+  EXPECT_FALSE(j["levels"][2]["measured"].contains("decode_step_p50_ms"));
+
   // --check: another run's levels are compared, never fitted on (here the same run again).
   Ran checked = run("sim calibrate " + dir + " --check " + dir + deployment +
                     " --fit request_overhead_s --rounds 1");
