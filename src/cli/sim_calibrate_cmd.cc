@@ -89,9 +89,12 @@ int run_calibrate(CalibrateFlags& f) {
   if (f.rounds < 1 || f.rounds > 20) throw UsageError("--rounds takes 1 to 20");
   auto d = sim::resolve_deployment(f.setup.flags);
   if (!d.ok()) throw UsageError(d.error());
-  const std::vector<std::string> knobs =
+  std::vector<std::string> knobs =
       f.fit.empty() ? sim::default_calibration_knobs(sim::CostModel(*d, sim::CostKnobs{}).w8a8())
                     : f.fit;
+  // The decode-only steps measure how a step grows with its sequences: with --steps the default
+  // fit takes the cost a sequence adds too.
+  if (f.fit.empty() && f.steps) knobs.push_back("per_seq_overhead_s");
   for (const std::string& k : knobs) {
     if (auto v = sim::continuous_knob_value(sim::CostKnobs{}, k); !v.ok()) {
       throw UsageError("--fit: " + v.error());
@@ -353,7 +356,8 @@ void register_sim_calibrate_command(CLI::App& sim_app, CommandSet& cmds) {
   sub->add_flag("--steps", f->steps,
                 "also fit the server's steps as the token arrivals show them: each level's median "
                 "decode-only step (with TPOT) and how far apart one step's tokens reach the "
-                "client (the front end's cost per token, with TTFT); on vLLM, step costs read "
+                "client (the front end's cost per token, with TTFT); the default --fit then adds "
+                "per_seq_overhead_s; on vLLM, step costs read "
                 "this way carried to another model on the same host where fitted aggregates did "
                 "less well (docs/SIMULATOR.md, \"Thirtieth change\")");
   sub->add_option("--rounds", f->rounds, "coarse passes over the knobs before two fine ones")

@@ -289,6 +289,15 @@ TEST(SimCli, CalibrateChecksOnAHeldOutLevelAndPrintsTheFlags) {
   ASSERT_TRUE(sj.is_object()) << steps_js.out;
   EXPECT_TRUE(sj["levels"][2]["measured"]["decode_step_p50_ms"].is_number()) << sj["levels"];
   EXPECT_FALSE(j["levels"][2]["measured"].contains("decode_step_p50_ms"));
+  // With --steps and no --fit, the default knobs take the cost a sequence adds to a step too.
+  Ran steps_default = run_shell(std::string(TOKPERF_BINARY) + " sim calibrate " + dir +
+                                deployment + " --rounds 1 --no-check --steps --json 2>/dev/null");
+  const nlohmann::json dj = nlohmann::json::parse(steps_default.out, nullptr, false);
+  ASSERT_TRUE(dj.is_object()) << steps_default.out;
+  bool per_seq = false;
+  for (const auto& k : dj["knobs"]) per_seq = per_seq || k["name"] == "per_seq_overhead_s";
+  EXPECT_TRUE(per_seq) << dj["knobs"];
+  for (const auto& k : j["knobs"]) EXPECT_NE(k["name"], "per_seq_overhead_s");
 
   // --check: another run's levels are compared, never fitted on (here the same run again).
   Ran checked = run("sim calibrate " + dir + " --check " + dir + deployment +
