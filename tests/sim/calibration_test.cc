@@ -36,11 +36,13 @@ int run_shell(const std::string& command) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// A run of the "server" at these concurrencies, saved in a scratch folder.
-std::string measured_run(const std::string& name, const std::string& levels, int requests) {
+// A run of the "server" (its --knob flags `knobs`) at these concurrencies, saved in a scratch
+// folder.
+std::string measured_run(const std::string& name, const std::string& levels, int requests,
+                         const std::string& knobs = kServerKnobs) {
   const std::string dir = scratch_dir(name);
   const std::string cmd = std::string(TOKPERF_BINARY) +
-                          " sim run --model llama-3.1-8b --gpu h100 --engine vllm " + kServerKnobs +
+                          " sim run --model llama-3.1-8b --gpu h100 --engine vllm " + knobs +
                           " -c " + levels + " --requests " + std::to_string(requests) +
                           " --input-tokens 512 --output-tokens 64 --ignore-eos --no-history "
                           "--out " +
@@ -59,6 +61,28 @@ CalibrationSetup setup_for(std::vector<std::string> knobs) {
 }
 
 double rel(double a, double b) { return std::fabs(a / b - 1.0); }
+
+// The first level of the run in `dir`, measured and replayed with a fit's knobs and with the
+// preset's (NaN figures, and a failure, where a replay fails).
+struct HeldOutLevel {
+  LevelFigures measured, fitted, preset;
+};
+HeldOutLevel held_out_level(const std::string& dir, const CalibrationFit& fit) {
+  std::vector<std::string> notes;
+  HeldOutLevel h{{NAN, NAN, NAN}, {NAN, NAN, NAN}, {NAN, NAN, NAN}};
+  auto held = load_measured_levels(dir, notes);
+  if (!held.ok()) {
+    ADD_FAILURE() << held.error();
+    return h;
+  }
+  auto with_fit = replay_levels(with_fitted_knobs(setup_for({}), fit), *held);
+  auto preset = replay_levels(setup_for({}), *held);
+  if (!with_fit.ok() || !preset.ok()) {
+    ADD_FAILURE() << (with_fit.ok() ? preset.error() : with_fit.error());
+    return h;
+  }
+  return HeldOutLevel{(*held)[0].measured, (*with_fit)[0], (*preset)[0]};
+}
 
 // The llama.cpp server of tests/data/calibration/ as the `vllm` stand-in describes it: the tiny
 // model and this CPU, `slots` sequences, 2,048 tokens a step; `calibration` a saved fit or "".
@@ -135,56 +159,33 @@ TEST(Calibration, TheFitFindsTheServersCostsAndPredictsALoadItWasNotFittedOn) {
     }
   }
   // A load it was not fitted on (16 users): the fitted knobs predict it, the preset does not.
-  const std::string other = measured_run("calib_other", "16", 40);
-  auto held = load_measured_levels(other, notes);
-  ASSERT_TRUE(held.ok()) << held.error();
-  auto with_fit = replay_levels(with_fitted_knobs(setup_for({}), *fit), *held);
-  auto preset = replay_levels(setup_for({}), *held);
-  ASSERT_TRUE(with_fit.ok() && preset.ok());
-  const LevelFigures& m = (*held)[0].measured;
-  EXPECT_LT(rel((*with_fit)[0].ttft_ms, m.ttft_ms), 0.15)
-      << (*with_fit)[0].ttft_ms << " vs " << m.ttft_ms;
-  EXPECT_LT(rel((*with_fit)[0].tpot_ms, m.tpot_ms), 0.05)
-      << (*with_fit)[0].tpot_ms << " vs " << m.tpot_ms;
-  EXPECT_GT(rel((*preset)[0].ttft_ms, m.ttft_ms), 0.15);
-  EXPECT_GT(rel((*preset)[0].tpot_ms, m.tpot_ms), 0.1);
+  const HeldOutLevel h = held_out_level(measured_run("calib_other", "16", 40), *fit);
+  const LevelFigures& m = h.measured;
+  EXPECT_LT(rel(h.fitted.ttft_ms, m.ttft_ms), 0.15) << h.fitted.ttft_ms << " vs " << m.ttft_ms;
+  EXPECT_LT(rel(h.fitted.tpot_ms, m.tpot_ms), 0.05) << h.fitted.tpot_ms << " vs " << m.tpot_ms;
+  EXPECT_GT(rel(h.preset.ttft_ms, m.ttft_ms), 0.15);
+  EXPECT_GT(rel(h.preset.tpot_ms, m.tpot_ms), 0.1);
 }
 
 // A host whose CPU is three times slower than the preset's hosts, GPU as the preset's: the one
 // factor (--fit host_cpu_factor) is found from two loads and predicts a third, where the preset's
 // host costs do not.
 TEST(Calibration, OneHostFactorIsFoundAndCarriesToALoadItWasNotFittedOn) {
-  auto slow_host_run = [](const std::string& name, const std::string& levels) {
-    const std::string dir = scratch_dir(name);
-    const std::string cmd = std::string(TOKPERF_BINARY) +
-                            " sim run --model llama-3.1-8b --gpu h100 --engine vllm --knob "
-                            "host_cpu_factor=3 -c " +
-                            levels +
-                            " --requests 40 --input-tokens 512 --output-tokens 64 --ignore-eos "
-                            "--no-history --out " +
-                            dir;
-    EXPECT_EQ(run_shell(cmd), 0) << cmd;
-    return dir;
-  };
+  const std::string slow_host = "--knob host_cpu_factor=3";
   std::vector<std::string> notes;
-  auto levels = load_measured_levels(slow_host_run("calib_host", "1,32"), notes);
+  auto levels = load_measured_levels(measured_run("calib_host", "1,32", 40, slow_host), notes);
   ASSERT_TRUE(levels.ok()) << levels.error();
   auto fit = fit_calibration(setup_for({}), *levels, {"host_cpu_factor"}, 1);
   ASSERT_TRUE(fit.ok()) << fit.error();
   ASSERT_EQ(fit->knobs.size(), 1u);
   EXPECT_NEAR(std::log(fit->knobs[0].value / 3.0), 0, std::log(1.15)) << fit->flags();
   EXPECT_LT(fit->objective, 0.1 * fit->objective_start) << fit->flags();
-  auto held = load_measured_levels(slow_host_run("calib_host_other", "8"), notes);
-  ASSERT_TRUE(held.ok()) << held.error();
-  auto with_fit = replay_levels(with_fitted_knobs(setup_for({}), *fit), *held);
-  auto preset = replay_levels(setup_for({}), *held);
-  ASSERT_TRUE(with_fit.ok() && preset.ok());
-  const LevelFigures& m = (*held)[0].measured;
-  EXPECT_LT(rel((*with_fit)[0].ttft_ms, m.ttft_ms), 0.1)
-      << (*with_fit)[0].ttft_ms << " vs " << m.ttft_ms;
-  EXPECT_LT(rel((*with_fit)[0].tpot_ms, m.tpot_ms), 0.1)
-      << (*with_fit)[0].tpot_ms << " vs " << m.tpot_ms;
-  EXPECT_GT(rel((*preset)[0].ttft_ms, m.ttft_ms), 0.2);
+  const HeldOutLevel h =
+      held_out_level(measured_run("calib_host_other", "8", 40, slow_host), *fit);
+  const LevelFigures& m = h.measured;
+  EXPECT_LT(rel(h.fitted.ttft_ms, m.ttft_ms), 0.1) << h.fitted.ttft_ms << " vs " << m.ttft_ms;
+  EXPECT_LT(rel(h.fitted.tpot_ms, m.tpot_ms), 0.1) << h.fitted.tpot_ms << " vs " << m.tpot_ms;
+  EXPECT_GT(rel(h.preset.ttft_ms, m.ttft_ms), 0.2);
 }
 
 // --steps: the server's steps read from the token arrivals, one definition for the measured and
@@ -193,14 +194,8 @@ TEST(Calibration, OneHostFactorIsFoundAndCarriesToALoadItWasNotFittedOn) {
 // with its own costs gives and not what the preset gives, and a fit on them finds both costs.
 TEST(Calibration, StepsReadFromTheTokenArrivalsFindTheFrontEndAndThePerSequenceCost) {
   const std::vector<std::string> server = {"output_overhead_s=0.0002", "per_seq_overhead_s=6e-05"};
-  const std::string dir = scratch_dir("calib_steps");
-  const std::string cmd = std::string(TOKPERF_BINARY) +
-                          " sim run --model llama-3.1-8b --gpu h100 --engine vllm --knob " +
-                          server[0] + " --knob " + server[1] +
-                          " -c 8,32 --requests 40 --input-tokens 512 --output-tokens 64 "
-                          "--ignore-eos --no-history --out " +
-                          dir;
-  ASSERT_EQ(run_shell(cmd), 0) << cmd;
+  const std::string dir =
+      measured_run("calib_steps", "8,32", 40, "--knob " + server[0] + " --knob " + server[1]);
   std::vector<std::string> notes;
   auto plain = load_measured_levels(dir, notes);
   auto levels = load_measured_levels(dir, notes, /*steps=*/true);
