@@ -88,7 +88,9 @@ void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group
                      "what-if, by its field name, e.g. step_overhead_s=0.002 or the opt-in "
                      "mechanisms overlap_schedule=1 (sglang), "
                      "dp_attention_halves_chunk_per_rank=1 (sglang-0.4) and "
-                     "unified_kv_attention=1 (llama.cpp's one KV cache for all slots); an unknown "
+                     "unified_kv_attention=1 (llama.cpp's one KV cache for all slots) and "
+                     "outputs_before_setups=1 (the front end passes a step's outputs before the "
+                     "set-ups still queued); an unknown "
                      "name is refused with the list (docs/SIMULATOR.md, \"Knobs\")");
   CLI::Option* cal =
       sub.add_option("--calibration", f.calibration,

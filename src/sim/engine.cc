@@ -102,7 +102,13 @@ Status Engine::submit(const SimRequest& r) {
       k.request_overhead_s + k.request_overhead_per_token_s * static_cast<double>(r.prompt_tokens);
   const int64_t front_ns = std::llround(front_s * 1e9);
   stats_.frontend_busy_ns += front_ns;
-  if (r.arrival_ns < outputs_start_ns_) {
+  if (cfg_.outputs_before_setups) {
+    // Its set-up starts when the set-ups before it are done and no step's outputs are waiting.
+    const int64_t start = after_output_blocks(std::max(r.arrival_ns, setup_free_ns_));
+    s.ready_ns = start + front_ns;
+    setup_free_ns_ = s.ready_ns;
+    setups_.push_back(Setup{i, r.id, r.arrival_ns, start, s.ready_ns});
+  } else if (r.arrival_ns < outputs_start_ns_) {
     // It reached the front end before the last step's outputs did (a driver submits what arrives
     // during a step before the step's end): served first, and whatever follows the outputs
     // starts that much later.
@@ -490,7 +496,10 @@ const StepResult& Engine::step(int64_t now_ns) {
     }
   }
   // The front end hands the step's outputs to their streams one at a time (output_overhead_s).
-  if (const double per_out = cost_.knobs().output_overhead_s; per_out > 0) {
+  if (const double per_out = cost_.knobs().output_overhead_s;
+      per_out > 0 && cfg_.outputs_before_setups) {
+    book_outputs_first(end_ns, std::llround(per_out * 1e9));
+  } else if (per_out > 0) {
     const auto each_ns = std::llround(per_out * 1e9);
     free_before_outputs_ns_ = frontend_free_ns_;
     outputs_start_ns_ = std::max(frontend_free_ns_, end_ns);
@@ -512,6 +521,53 @@ const StepResult& Engine::step(int64_t now_ns) {
   }
   ++stats_.steps_total;
   return result_;
+}
+
+int64_t Engine::after_output_blocks(int64_t t) const {
+  for (const OutputBlock& b : output_blocks_) {
+    if (t >= b.ready_ns && t < b.end_ns) t = b.end_ns;
+  }
+  return t;
+}
+
+void Engine::book_outputs_first(int64_t end_ns, int64_t each_ns) {
+  // Set-ups that began before the step ended keep their times; drop those done by then.
+  while (!setups_.empty() && setups_.front().end_ns <= end_ns &&
+         setups_.front().start_ns < end_ns) {
+    setups_.pop_front();
+  }
+  while (!output_blocks_.empty() && output_blocks_.front().end_ns <= end_ns) {
+    output_blocks_.pop_front();
+  }
+  int64_t busy_until = end_ns;  // the set-up in progress (started before the step ended)
+  size_t moved = 0;             // setups_[moved..] had not begun: they move back
+  while (moved < setups_.size() && setups_[moved].start_ns < end_ns) {
+    busy_until = std::max(busy_until, setups_[moved].end_ns);
+    ++moved;
+  }
+  const int64_t start = std::max({end_ns, outputs_free_ns_, busy_until});
+  int64_t t = start;
+  for (SeqEvent& ev : result_.events) {
+    if (ev.kind != SeqEventKind::kFinished) t += each_ns;
+    ev.t_ns = t;
+  }
+  stats_.frontend_busy_ns += t - start;
+  outputs_free_ns_ = t;
+  output_blocks_.push_back(OutputBlock{end_ns, t});
+  // Re-chain the set-ups not yet begun behind the outputs, each as long as it was. None of them
+  // has reached the scheduler (each would have been ready after the step began).
+  const int64_t latency = std::llround(cost_.knobs().request_latency_s * 1e9);
+  int64_t chain = busy_until;
+  for (size_t k = moved; k < setups_.size(); ++k) {
+    Setup& u = setups_[k];
+    const int64_t len = u.end_ns - u.start_ns;
+    u.start_ns = after_output_blocks(std::max(u.arrival_ns, chain));
+    u.end_ns = u.start_ns + len;
+    chain = u.end_ns;
+    Seq& q = seqs_[static_cast<size_t>(u.seq)];
+    if (q.id == u.id) q.ready_ns = u.end_ns + latency;  // unless it was aborted
+  }
+  if (!setups_.empty()) setup_free_ns_ = setups_.back().end_ns;
 }
 
 EngineStats Engine::stats() const {

@@ -77,6 +77,15 @@ struct EngineConfig {
   // slots far better than without it and prompt lengths at the fitted slot count worse
   // (docs/SIMULATOR.md, "Twenty-eighth change, not adopted").
   bool unified_kv_attention = false;
+  // The front end (CostKnobs::output_overhead_s) passes a finished step's outputs on before it
+  // starts setting up any request still queued for it: a step's outputs wait for the set-up in
+  // progress when the step ends, not for every set-up queued (off: they wait behind every request
+  // that reached the front end first). Set-ups not yet begun move back by the outputs' time. A
+  // request submitted after a step's outputs were booked but sent before the step ended (a
+  // driver's order) starts its set-up before them if the front end was free then, and the two
+  // overlap by at most that set-up. Off in every preset; `--knob outputs_before_setups=1`
+  // (docs/SIMULATOR.md, "Thirty-first change").
+  bool outputs_before_setups = false;
   int64_t num_blocks = 0;  // 0: sized from the cost model's KV capacity
   // A freshly started server that has not served a request yet: the first step with prefill tokens
   // also pays CostKnobs::cold_start_s. Off for every CLI path (they model a warmed server).
@@ -256,6 +265,26 @@ class Engine {
   // before them (for requests that arrive before that start but are submitted after the step).
   int64_t outputs_start_ns_ = 0;
   int64_t free_before_outputs_ns_ = 0;
+  // outputs_before_setups: the set-ups the next step's outputs may still move (FIFO, by when they
+  // were sent), the output batches booked (from when each step ended to when its last output left)
+  // and when the front end's set-up chain and output chain end.
+  struct Setup {
+    int32_t seq;
+    uint64_t id;
+    int64_t arrival_ns, start_ns, end_ns;
+  };
+  struct OutputBlock {
+    int64_t ready_ns, end_ns;
+  };
+  std::deque<Setup> setups_;
+  std::deque<OutputBlock> output_blocks_;
+  int64_t setup_free_ns_ = 0;
+  int64_t outputs_free_ns_ = 0;
+  // outputs_before_setups: the earliest time at or after `t` when no booked output batch is
+  // waiting or being passed on.
+  int64_t after_output_blocks(int64_t t) const;
+  // outputs_before_setups: books a step's outputs (ready at `end_ns`) and stamps `events`.
+  void book_outputs_first(int64_t end_ns, int64_t each_ns);
   bool cold_paid_ = false;  // cold_start: the first prefill step has paid cold_start_s
   // overlap_schedule: when the last step that ran began (-1: the engine was idle since).
   int64_t last_step_start_ns_ = -1;

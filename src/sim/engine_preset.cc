@@ -371,6 +371,7 @@ Status apply_knob_overrides(const KnobOverrides& o, EnginePreset& p) {
       {"dp_attention_halves_chunk_per_rank", &c.dp_attention_halves_chunk_per_rank},
       {"dp_attention", &k.dp_attention},
       {"unified_kv_attention", &c.unified_kv_attention},
+      {"outputs_before_setups", &c.outputs_before_setups},
   };
   for (const auto& [name, value] : o) {
     if (auto it = doubles.find(name); it != doubles.end()) {

@@ -347,6 +347,12 @@ TEST(EnginePreset, KnobFlagsReplaceThePresetsValuesAndRefuseWhatTheyCannotTake) 
   }
   f.knobs = {"unified_kv_attention=1"};
   EXPECT_TRUE(engine_preset(f, h100, 1).value().config.unified_kv_attention);
+  // The front end passing outputs before queued set-ups: opt-in too ("Thirty-first change").
+  for (const EnginePreset& p : engine_presets()) {
+    EXPECT_FALSE(p.config.outputs_before_setups) << p.name;
+  }
+  f.knobs = {"outputs_before_setups=1"};
+  EXPECT_TRUE(engine_preset(f, h100, 1).value().config.outputs_before_setups);
   // One factor for the host's CPU ("Thirtieth change"): kept as given, applied by the cost model.
   f.knobs = {"host_cpu_factor=3.8"};
   EXPECT_DOUBLE_EQ(engine_preset(f, h100, 1).value().knobs.host_cpu_factor, 3.8);

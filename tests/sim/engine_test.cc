@@ -644,6 +644,46 @@ TEST(Engine, FrontEndServesARequestThatArrivedBeforeTheOutputsFirst) {
   EXPECT_EQ(e.step(end2).num_seqs, 2);
 }
 
+// outputs_before_setups: a step's outputs wait for the set-up in progress when the step ends,
+// not for every set-up queued; the set-ups not yet begun move back by the outputs' time.
+TEST(Engine, OutputsBeforeSetupsWaitOnlyForTheSetUpInProgress) {
+  CostKnobs k;
+  k.request_overhead_s = 10e-3;
+  k.request_overhead_per_token_s = 0;
+  k.output_overhead_s = 1e-3;
+  const CostModel c(cost().deployment(), k);
+  for (bool first : {false, true}) {
+    EngineConfig cfg;
+    cfg.outputs_before_setups = first;
+    Engine e(c, cfg);
+    // A burst of three: set-ups A [0, 10), B [10, 20), C [20, 30) ms.
+    for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(e.submit(req(i, 16, 1)).ok());
+    ASSERT_EQ(e.step(0).duration_ns, 10'000'000);
+    const StepResult& a = e.step(10'000'000);
+    ASSERT_EQ(a.num_seqs, 1);
+    const int64_t end1 = 10'000'000 + a.duration_ns;
+    ASSERT_LT(end1, 20'000'000) << "the test needs a step shorter than one set-up";
+    ASSERT_EQ(a.events.front().kind, SeqEventKind::kFirstToken);
+    if (!first) {
+      // Behind B's and C's set-ups, queued before A's output was made.
+      EXPECT_EQ(a.events.front().t_ns, 31'000'000);
+      continue;
+    }
+    // Behind B's set-up (in progress at the step's end) only; C's moves to [21, 31).
+    EXPECT_EQ(a.events.front().t_ns, 21'000'000);
+    ASSERT_EQ(e.step(end1).duration_ns, 20'000'000 - end1);  // B is ready at 20 ms, as it was
+    const StepResult& b = e.step(20'000'000);
+    ASSERT_EQ(b.num_seqs, 1);
+    const int64_t end2 = 20'000'000 + b.duration_ns;
+    ASSERT_GT(end2, 21'000'000);
+    ASSERT_LT(end2, 31'000'000);
+    // C's set-up was in progress when B's step ended: B's output waits for it.
+    EXPECT_EQ(b.events.front().t_ns, 32'000'000);
+    EXPECT_EQ(e.step(end2).duration_ns, 31'000'000 - end2);  // C is ready 1 ms later than FIFO
+    EXPECT_EQ(e.stats().frontend_busy_ns, 3 * 10'000'000 + 2 * 1'000'000);
+  }
+}
+
 TEST(Engine, ReserveMaxTokensAdmitsOnlyWhatCanFinishWithoutPreemption) {
   for (bool reserve : {false, true}) {
     EngineConfig cfg;

@@ -205,6 +205,25 @@ TEST(SimCli, UnifiedKvAttentionSlowsOneUserAsTheSlotsFill) {
       << e.out;
 }
 
+// --knob outputs_before_setups=1: in a burst, the first request's tokens pass the front end while
+// the others are still being set up (as a real vLLM's did), instead of after all 100 set-ups.
+TEST(SimCli, OutputsBeforeSetupsLetTheFirstTokenOfABurstThrough) {
+  const auto first_ttft = [](const std::string& extra) {
+    const Ran r = run_shell(std::string(TOKPERF_BINARY) +
+                            " sim run --model llama-3.1-8b --gpu h100 -r inf --max-concurrency 100 "
+                            "-n 100 --input-tokens 128 --output-tokens 32 --ignore-eos --no-save "
+                            "--no-history --json " +
+                            extra + " 2>/dev/null | cat");
+    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_TRUE(j.is_object()) << r.out;
+    return j.is_object() ? j["levels"][0]["ttft_ms"]["min"].get<double>() : 0.0;
+  };
+  const double fifo = first_ttft(""), first = first_ttft("--knob outputs_before_setups=1");
+  EXPECT_GT(fifo, 100 * 5.52) << "behind every set-up of the burst";
+  EXPECT_GT(first, 5.52);
+  EXPECT_LT(first, 0.25 * fifo) << first << " vs " << fifo;
+}
+
 // --frontend-ms-per-request: the front end's serial set-up per request, a host property the
 // presets fitted on small hosts. estimate records it and the cap it implies; one request pays it
 // once; sim run's request rate stays under 1 / set-up however many users, and far above without.
