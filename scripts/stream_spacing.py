@@ -9,7 +9,10 @@ streams' token arrivals into steps (arrivals closer than --gap apart) and taking
 carry at least --share of the streams a step usually carries gives that spread per token. The median over those
 steps is printed per file, then the median over the files. The time from one such step to the
 next, where neither carries a stream's first token (no prefill finished in it), is a decode-only
-step: its median is printed beside.
+step: its median is printed beside. For the first wave (the level's first `concurrency` requests,
+sent together by a burst or a closed loop's start), it prints when the first of them got its first
+token and the median of their first tokens, from the first send: a front end that serves every
+queued set-up before any output holds the first token back until the whole wave is set up.
 
 Reads `vllm bench serve --save-result --save-detailed` JSON (start_times, ttfts, itls,
 max_concurrency) and tokperf run folders (summary.json + requests.jsonl: start_unix_us, token_ms,
@@ -31,7 +34,7 @@ def streams_from_vllm_json(path):
     for key in ("start_times", "ttfts", "itls"):
         if key not in d:
             raise ValueError(f"{path}: no '{key}' (save it with vllm bench serve --save-detailed)")
-    streams = []
+    streams, starts = [], []
     for start, ttft, itls in zip(d["start_times"], d["ttfts"], d["itls"]):
         if ttft is None or not ttft:
             continue
@@ -41,14 +44,15 @@ def streams_from_vllm_json(path):
             t += gap
             times.append(t)
         streams.append(times)
+        starts.append(start)
     concurrency = d.get("max_concurrency") or d.get("max_concurrent_requests") or len(streams)
-    return [(os.path.basename(path), concurrency, streams)]
+    return [(os.path.basename(path), concurrency, streams, starts)]
 
 
 def streams_from_tokperf_run(folder):
     with open(os.path.join(folder, "summary.json")) as f:
         summary = json.load(f)
-    by_level = {}
+    by_level, starts_by_level = {}, {}
     with open(os.path.join(folder, "requests.jsonl")) as f:
         for line in f:
             r = json.loads(line)
@@ -56,13 +60,25 @@ def streams_from_tokperf_run(folder):
                 continue
             start_s = r["start_unix_us"] / 1e6
             by_level.setdefault(r["level"], []).append([start_s + t / 1e3 for t in r["token_ms"]])
+            starts_by_level.setdefault(r["level"], []).append(start_s)
     out = []
     for i, level in enumerate(summary.get("levels", [])):
         streams = by_level.get(i, [])
         concurrency = level.get("concurrency") or max(1, len(streams))
         out.append((f"{os.path.basename(folder.rstrip('/'))} {level.get('label', i)}", concurrency,
-                    streams))
+                    streams, starts_by_level.get(i, [])))
     return out
+
+
+def first_wave(streams, starts, concurrency):
+    """(first, median) first-token time of the level's first `concurrency` requests by send time,
+    in seconds from the first send; None when there are none."""
+    if not streams:
+        return None
+    t0 = min(starts)
+    wave = sorted(range(len(starts)), key=lambda i: starts[i])[:max(1, int(concurrency))]
+    firsts = sorted(streams[i][0] - t0 for i in wave)
+    return firsts[0], statistics.median(firsts)
 
 
 def measure(streams, gap_s, share):
@@ -114,7 +130,11 @@ def main():
         except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
             print(f"stream_spacing: {run}: {e}", file=sys.stderr)
             return 2
-        for name, concurrency, streams in levels:
+        for name, concurrency, streams, starts in levels:
+            wave = first_wave(streams, starts, concurrency)
+            if wave is not None:
+                print(f"{name}: c={concurrency}: first wave: first token {wave[0]:.3f} s after the "
+                      f"first send, median {wave[1]:.3f} s")
             if concurrency < 2:
                 print(f"{name}: c={concurrency}: one stream, no spacing to measure")
                 continue

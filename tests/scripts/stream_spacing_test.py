@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """scripts/stream_spacing.py recovers a known per-token spacing and step time: from a vllm bench
 JSON built here with a step every 25 ms whose tokens arrive 70 us apart, and from a tokperf sim run
-whose front end passes each streamed token in 100 us (--frontend-us-per-token 100). Usage:
-stream_spacing_test.py TOKPERF."""
+whose front end passes each streamed token in 100 us (--frontend-us-per-token 100); and the first
+wave's first token: 0.1 s in the built file, and in a simulated burst far earlier when the front
+end passes outputs before queued set-ups (--knob outputs_before_setups=1) than when it does not.
+Usage: stream_spacing_test.py TOKPERF."""
 import json
 import os
 import random
@@ -46,6 +48,8 @@ def main():
         us, text = measured([path])
         if abs(us - 70.0) > 0.5:
             sys.exit(f"built with 70 us a token, measured {us}: {text}")
+        if "first wave: first token 0.100 s after the first send, median 0.101 s" not in text:
+            sys.exit(f"built with the first tokens 0.1 s after the sends: {text}")
         step = re.search(r"decode-only steps ([0-9.]+) ms", text)
         if not step or abs(float(step.group(1)) - 25.0) > 0.05:
             sys.exit(f"built with 25 ms decode steps: {text}")
@@ -58,6 +62,23 @@ def main():
         us, text = measured([run])
         if abs(us - 100.0) > 2:
             sys.exit(f"sim run at 100 us a token, measured {us}: {text}")
+        # A burst of 40: the first token waits for all 40 set-ups (5.52 ms each) unless the front
+        # end passes outputs first.
+        def first_token(extra):
+            burst = os.path.join(tmp, "burst" + str(len(extra)))
+            subprocess.run([tokperf, "sim", "run", "--model", "llama-3.1-8b", "--gpu", "h100",
+                            "-r", "inf", "--max-concurrency", "40", "--requests", "40",
+                            "--input-tokens", "128", "--output-tokens", "16", "--ignore-eos",
+                            "--no-history", "--out", burst] + extra, check=True,
+                           capture_output=True)
+            out = subprocess.run([sys.executable, SCRIPT, burst], capture_output=True, text=True)
+            m = re.search(r"first wave: first token ([0-9.]+) s", out.stdout)
+            if not m:
+                sys.exit(f"no first wave in: {out.stdout}{out.stderr}")
+            return float(m.group(1))
+        fifo, first = first_token([]), first_token(["--knob", "outputs_before_setups=1"])
+        if fifo < 40 * 0.00552 or first > 0.25 * fifo:
+            sys.exit(f"burst's first token: {fifo} s behind every set-up, {first} s outputs first")
         # A file that is not a detailed bench result is refused by name.
         bad = os.path.join(tmp, "summary-only.json")
         with open(bad, "w") as f:
