@@ -103,6 +103,11 @@ Status Engine::submit(const SimRequest& r) {
   const int64_t front_ns = std::llround(front_s * 1e9);
   stats_.frontend_busy_ns += front_ns;
   if (cfg_.outputs_before_setups) {
+    // What ended before it arrived can neither delay it nor be in progress when a later step ends.
+    while (!setups_.empty() && setups_.front().end_ns <= r.arrival_ns) setups_.pop_front();
+    while (!output_blocks_.empty() && output_blocks_.front().end_ns <= r.arrival_ns) {
+      output_blocks_.pop_front();
+    }
     // Its set-up starts when the set-ups before it are done and no step's outputs are waiting.
     const int64_t start = after_output_blocks(std::max(r.arrival_ns, setup_free_ns_));
     s.ready_ns = start + front_ns;
@@ -531,12 +536,14 @@ int64_t Engine::after_output_blocks(int64_t t) const {
 }
 
 void Engine::book_outputs_first(int64_t end_ns, int64_t each_ns) {
+  if (result_.events.empty()) return;  // a prefill chunk that sampled nothing: no outputs
   // Set-ups that began before the step ended keep their times; drop those done by then.
   while (!setups_.empty() && setups_.front().end_ns <= end_ns &&
          setups_.front().start_ns < end_ns) {
     setups_.pop_front();
   }
-  while (!output_blocks_.empty() && output_blocks_.front().end_ns <= end_ns) {
+  // Requests sent during this step are submitted after it: keep what they may still meet.
+  while (!output_blocks_.empty() && output_blocks_.front().end_ns <= result_.start_ns) {
     output_blocks_.pop_front();
   }
   int64_t busy_until = end_ns;  // the set-up in progress (started before the step ended)
