@@ -21,18 +21,18 @@ struct HeldOutFigures {
   const char* engines;
 };
 
-inline constexpr HeldOutFigures kDense{51, 50, 21.4, 46, 7.1, 49, 9.5, 1380.80,
+inline constexpr HeldOutFigures kDense{51, 50, 23.1, 46, 4.8, 49, 9.1, 1380.80,
                                      "TPOT of gpustack-qwen3-14b-h100-vllm0110-burst-128-4-n1000",
                                      "a100-40g a100-80g h100 h200 l4 l40s rtx4090",
-                                     "nim sglang sglang-0.4 vllm vllm-v0 vllm-v0.6"};
+                                     "nim sglang sglang-0.4 vllm vllm-0.13 vllm-v0 vllm-v0.6"};
 inline constexpr HeldOutFigures kMoe{34, 34, 61.4, 34, 61.4, 34, 58.7, 13.88,
                                      "TTFT of dstack-dsr1-fp8-8xh200-trt-llm-3200-800-c128",
                                      "a100-80g h100 h200 mi300x",
                                      "sglang sglang-0.4 trtllm vllm-v0 vllm-v0.6"};
-inline constexpr HeldOutFigures kAll{85, 84, 33.6, 80, 16.3, 83, 13.7, 1380.80,
+inline constexpr HeldOutFigures kAll{85, 84, 33.6, 80, 16.4, 83, 13.6, 1380.80,
                                      "TPOT of gpustack-qwen3-14b-h100-vllm0110-burst-128-4-n1000",
                                      "a100-40g a100-80g h100 h200 l4 l40s mi300x rtx4090",
-                                     "nim sglang sglang-0.4 trtllm vllm vllm-v0 vllm-v0.6"};
+                                     "nim sglang sglang-0.4 trtllm vllm vllm-0.13 vllm-v0 vllm-v0.6"};
 // clang-format on
 
 }  // namespace tokperf::sim::accuracy

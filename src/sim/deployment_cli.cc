@@ -63,15 +63,15 @@ void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group
                      "the serving front end's time per streamed token of each request, in "
                      "microseconds (detokenise, build and write the chunk; one thread, shared with "
                      "new requests' set-up): a property of the host's CPU as much as of the "
-                     "engine; default: the --engine preset's (vllm: 68.3, measured from the token "
-                     "arrivals of one 8xH100 host's runs; the others 0: not modelled)")
+                     "engine; default: the --engine preset's (vllm and vllm-0.13: 68.3, measured from "
+                     "the token arrivals of one 8xH100 host's runs; the others 0: not modelled)")
           ->check(CLI::Range(0.0, 1e6));
   CLI::Option* fr =
       sub.add_option("--frontend-ms-per-request", f.frontend_ms_per_request,
                      "the serving front end's serial time to set each request up, in milliseconds "
                      "(parse, tokenise, hand to the scheduler; the same thread as the streamed "
                      "tokens): like --frontend-us-per-token a property of the host's CPU; default: "
-                     "the --engine preset's (vllm 5.52, vllm-v0 and sglang 2.04, sglang-0.4 0, "
+                     "the --engine preset's (vllm and vllm-0.13 5.52, vllm-v0 and sglang 2.04, sglang-0.4 0, "
                      "trtllm and nim 4.83 plus 4.51 us per prompt token; fitted on the "
                      "calibration runs' hosts)")
           ->check(CLI::Range(0.0, 1e6));
@@ -85,9 +85,10 @@ void add_engine_flag(CLI::App& sub, DeploymentFlags& f, const std::string& group
   CLI::Option* knob =
       sub.add_option("--knob", f.knobs,
                      "NAME=VALUE (repeatable): replace one of the --engine preset's knobs for a "
-                     "what-if, by its field name, e.g. step_overhead_s=0.002 or the opt-in "
-                     "mechanisms overlap_schedule=1 (sglang), "
-                     "dp_attention_halves_chunk_per_rank=1 (sglang-0.4) and "
+                     "what-if, by its field name, e.g. step_overhead_s=0.002, overlap_schedule=0|1 "
+                     "(the next batch formed while a step runs: on in vllm, vLLM's async "
+                     "scheduling since 0.14; opt-in for sglang) or the opt-in mechanisms "
+                     "dp_attention_halves_chunk_per_rank=1 (sglang-0.4), "
                      "unified_kv_attention=1 (llama.cpp's one KV cache for all slots) and "
                      "outputs_before_setups=1 (the front end passes a step's outputs before the "
                      "set-ups still queued); an unknown "

@@ -48,8 +48,10 @@ struct EngineConfig {
   // With the prefix cache off, a request that ignores EOS is admitted only when, as the running
   // requests finish in order of the tokens they have left, the KV cache never runs out.
   bool sglang_admission = false;
-  // SGLang's overlap scheduler (on in SGLang by default since 0.4.0, --disable-overlap-schedule;
-  // off in every preset here, docs/SIMULATOR.md "Twenty-fourth change, not adopted"): the CPU
+  // vLLM's async scheduling (on by default since vLLM 0.14.0, --no-async-scheduling; on in the
+  // vllm preset, docs/SIMULATOR.md "Thirty-second change") and SGLang's overlap scheduler (on in
+  // SGLang by default since 0.4.0, --disable-overlap-schedule; off in the sglang presets,
+  // "Twenty-fourth change, not adopted"): the CPU
   // forms the next batch and launches it while the GPU runs the current one, so while the engine
   // is busy the batch that runs next was formed when the current step began, and a request that
   // reaches the scheduler during a step waits for that step and the next one. An idle engine

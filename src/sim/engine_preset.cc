@@ -51,7 +51,24 @@ std::vector<EnginePreset> make_presets() {
   // front-end costs ("Eleventh change") by the registered rule (Test K2: calibration sum 20.69 ->
   // 20.31).
   v1.knobs.output_overhead_s = 68.3e-6;
+  // vLLM 0.8 to 0.13: the V1 engine's constants above without async scheduling (the points of those
+  // versions were the ones they were fitted on).
+  EnginePreset v1_sync = v1;
+  v1_sync.name = "vllm-0.13";
+  v1_sync.description =
+      "vLLM V1 0.8 to 0.13: as vllm without async scheduling (on by default since 0.14): a request "
+      "that reaches the scheduler during a step joins the next one";
+  // Async scheduling, on by default since vLLM 0.14.0 (release notes: "Async scheduling is now
+  // enabled by default", PR #27614): the engine core forms the next step's batch while the GPU
+  // runs the current one, so a request that arrives during a step waits for that step and the
+  // next. Read off the Scicom vLLM 0.15 traces and adopted by a registered rule (docs/SIMULATOR.md,
+  // "Thirty-second change": calibration sum 20.31 -> 20.25).
+  v1.config.overlap_schedule = true;
+  v1.description +=
+      "; async scheduling (0.14 and later): the next step's batch is formed while the current step "
+      "runs";
   v.push_back(v1);
+  v.push_back(v1_sync);
 
   // vLLM 0.5.4 (V0 engine, mid-2024): the Python scheduler, sampler and detokeniser ran in the
   // engine loop between GPU steps (what vLLM 0.6's blog set out to remove), so every step carries

@@ -584,7 +584,7 @@ std::string describe_simulation(const SimServer& server) {
   engine += e.enable_chunked_prefill ? ", chunked prefill" : ", whole prompts";
   if (!e.mixed_batches) engine += ", prefill and decode in separate steps";
   if (e.sglang_admission) engine += ", SGLang admission";
-  if (e.overlap_schedule) engine += ", overlap scheduling";
+  if (e.overlap_schedule) engine += ", async (overlap) scheduling";
   engine += e.enable_prefix_caching ? ", prefix caching" : ", no prefix cache";
   return fmt::format("{} ({:.1f}B params) in {} on {} x {}, KV cache {} ({} tokens, "
                      "max_model_len {}); {}",

@@ -12,7 +12,7 @@ namespace {
 
 TEST(EnginePreset, EveryNamedPresetIsFoundAndUnknownOnesListTheAccepted) {
   for (const char* name :
-       {"vllm", "vllm-v0", "vllm-v0.6", "sglang", "sglang-0.4", "trtllm", "nim"}) {
+       {"vllm", "vllm-0.13", "vllm-v0", "vllm-v0.6", "sglang", "sglang-0.4", "trtllm", "nim"}) {
     auto p = find_engine_preset(name);
     ASSERT_TRUE(p.ok()) << name;
     EXPECT_EQ(p->name, name);
@@ -21,7 +21,7 @@ TEST(EnginePreset, EveryNamedPresetIsFoundAndUnknownOnesListTheAccepted) {
   auto bad = find_engine_preset("tgi");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("'tgi'"), std::string::npos);
-  EXPECT_NE(bad.error().find("vllm, vllm-v0, vllm-v0.6, sglang, sglang-0.4, trtllm, nim"),
+  EXPECT_NE(bad.error().find("vllm, vllm-0.13, vllm-v0, vllm-v0.6, sglang, sglang-0.4, trtllm, nim"),
             std::string::npos);
 }
 
@@ -211,10 +211,32 @@ TEST(EnginePreset, Sglang04ReadsTheKvCacheAtAQuarterOfTheRate) {
 // borrow it.
 TEST(EnginePreset, OnlyVllmV1PassesEachStreamedTokenThroughItsFrontEnd) {
   for (const EnginePreset& p : engine_presets()) {
-    if (p.name == "vllm") continue;
+    if (p.name == "vllm" || p.name == "vllm-0.13") continue;
     EXPECT_EQ(p.knobs.output_overhead_s, 0) << p.name;
   }
   EXPECT_NEAR(find_engine_preset("vllm").value().knobs.output_overhead_s, 68.3e-6, 1e-12);
+  EXPECT_NEAR(find_engine_preset("vllm-0.13").value().knobs.output_overhead_s, 68.3e-6, 1e-12);
+}
+
+// vLLM 0.14 turned async scheduling on by default ("Thirty-second change"): the vllm preset forms
+// the next step's batch while the current one runs; vllm-0.13 is the same V1 engine without it.
+TEST(EnginePreset, VllmSchedulesAsyncFrom014AndVllm013IsTheSameEngineWithout) {
+  const EnginePreset now = find_engine_preset("vllm").value();
+  const EnginePreset before = find_engine_preset("vllm-0.13").value();
+  EXPECT_TRUE(now.config.overlap_schedule);
+  EXPECT_FALSE(before.config.overlap_schedule);
+  EXPECT_NE(now.description.find("async scheduling"), std::string::npos);
+  EXPECT_NE(before.description.find("0.13"), std::string::npos);
+  // Nothing else differs.
+  EXPECT_EQ(now.knobs.step_overhead_s, before.knobs.step_overhead_s);
+  EXPECT_EQ(now.knobs.request_overhead_s, before.knobs.request_overhead_s);
+  EXPECT_EQ(now.knobs.request_latency_s, before.knobs.request_latency_s);
+  EXPECT_EQ(now.config.max_num_seqs, before.config.max_num_seqs);
+  EXPECT_EQ(now.device_batch_defaults, before.device_batch_defaults);
+  EXPECT_EQ(now.profiled_memory, before.profiled_memory);
+  for (const EnginePreset& p : engine_presets()) {
+    if (p.name != "vllm") EXPECT_FALSE(p.config.overlap_schedule) << p.name;
+  }
 }
 
 TEST(EnginePreset, NimStoresFp8KvForFp8WeightsWhereVllmKeeps16Bit) {
