@@ -11,7 +11,7 @@ levels with at least --min-users users. Used for docs/SIMULATOR.md, "Twenty-nint
   scripts/sim_run_vs_measured.py tests/data/calibration/llamacpp-tiny-cpu-fewusers/prompt448 ... -- \\
     --calibration tests/data/calibration/llamacpp-tiny-cpu-slots/fit-np8-standin.json \\
     --model-config tests/data/calibration/llamacpp-tiny-cpu/model_config.json \\
-    --gpu-spec tests/data/calibration/llamacpp-tiny-cpu/cpu_spec.json --dtype fp16 --engine vllm \\
+    --gpu-spec tests/data/calibration/llamacpp-tiny-cpu/cpu_spec.json --dtype fp16 --engine vllm-0.13 \\
     --max-num-seqs 8 --max-num-batched-tokens 2048
 """
 import argparse, json, math, os, statistics, subprocess, sys, tempfile

@@ -114,6 +114,17 @@ Result<EnginePreset> engine_preset(const DeploymentFlags& f, const GpuSpec& gpu,
   if (!f.calibration.empty()) {
     auto c = read_calibration(f.calibration);
     if (!c.ok()) return Error{c.error()};
+    // Its constants belong to the preset it was fitted on (vllm and vllm-0.13 differ in how they
+    // schedule, not in their constants: the same fit on the other would mislead).
+    if (c->contains("deployment") && (*c)["deployment"].contains("engine") &&
+        (*c)["deployment"]["engine"].is_string()) {
+      const std::string fitted_on = (*c)["deployment"]["engine"].get<std::string>();
+      if (!fitted_on.empty() && fitted_on != f.engine) {
+        return Error{"--calibration '" + f.calibration + "' was fitted with --engine " +
+                     fitted_on + ", and this run's --engine is " + f.engine + ": give --engine " +
+                     fitted_on + " (or fit again with --engine " + f.engine + ")"};
+      }
+    }
     // The --knob flags it was fitted with first (switches and fixed values are part of the model
     // it fitted), then the fitted values.
     auto with = parse_knob_overrides(calibration_knob_flags(*c));

@@ -84,14 +84,16 @@ HeldOutLevel held_out_level(const std::string& dir, const CalibrationFit& fit) {
   return HeldOutLevel{(*held)[0].measured, (*with_fit)[0], (*preset)[0]};
 }
 
-// The llama.cpp server of tests/data/calibration/ as the `vllm` stand-in describes it: the tiny
+// The llama.cpp server of tests/data/calibration/ as the V1 stand-in describes it: the tiny
 // model and this CPU, `slots` sequences, 2,048 tokens a step; `calibration` a saved fit or "".
+// llama.cpp forms each batch when the last one ends, so the stand-in is vllm-0.13 (the `vllm`
+// preset before it took vLLM 0.14's async scheduling, "Thirty-second change").
 CalibrationSetup llamacpp_setup(int64_t slots, const std::string& calibration = "") {
   const std::string data = std::string(TOKPERF_TEST_DATA) + "/calibration/";
   CalibrationSetup setup;
   setup.flags.model_config = data + "llamacpp-tiny-cpu/model_config.json";
   setup.flags.gpu_spec = data + "llamacpp-tiny-cpu/cpu_spec.json";
-  setup.flags.engine = "vllm";
+  setup.flags.engine = "vllm-0.13";
   if (!calibration.empty()) setup.flags.calibration = data + calibration;
   setup.engine_flags.max_num_seqs = slots;
   setup.engine_flags.max_num_batched_tokens = 2048;

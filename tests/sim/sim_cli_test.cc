@@ -224,6 +224,24 @@ TEST(SimCli, OutputsBeforeSetupsLetTheFirstTokenOfABurstThrough) {
   EXPECT_LT(first, 0.25 * fifo) << first << " vs " << fifo;
 }
 
+// A calibration's constants belong to the preset it was fitted on: vllm and vllm-0.13 share their
+// constants and differ in scheduling, so a fit is refused on the other, with the flag to give.
+TEST(SimCli, ACalibrationRunsOnlyOnThePresetItWasFittedOn) {
+  const std::string data = std::string(TOKPERF_TEST_DATA) + "/calibration/";
+  const std::string base = "sim run --model-config " + data +
+                           "llamacpp-tiny-cpu/model_config.json --gpu-spec " + data +
+                           "llamacpp-tiny-cpu/cpu_spec.json --dtype fp16 --max-num-seqs 8 "
+                           "--max-num-batched-tokens 2048 -c 2 -n 8 --input-tokens 128 "
+                           "--output-tokens 16 --ignore-eos --no-save --no-history --calibration " +
+                           data + "llamacpp-tiny-cpu-slots/fit-np8-standin.json";
+  const Ran wrong = run(base + " --engine vllm");
+  EXPECT_EQ(wrong.rc, 2) << wrong.out;
+  EXPECT_NE(wrong.out.find("was fitted with --engine vllm-0.13"), std::string::npos) << wrong.out;
+  EXPECT_NE(wrong.out.find("give --engine vllm-0.13"), std::string::npos) << wrong.out;
+  const Ran right = run(base + " --engine vllm-0.13");
+  EXPECT_EQ(right.rc, 0) << right.out;
+}
+
 // --frontend-ms-per-request: the front end's serial set-up per request, a host property the
 // presets fitted on small hosts. estimate records it and the cap it implies; one request pays it
 // once; sim run's request rate stays under 1 / set-up however many users, and far above without.
