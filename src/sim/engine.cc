@@ -508,13 +508,7 @@ const StepResult& Engine::step(int64_t now_ns) {
     const auto each_ns = std::llround(per_out * 1e9);
     free_before_outputs_ns_ = frontend_free_ns_;
     outputs_start_ns_ = std::max(frontend_free_ns_, end_ns);
-    int64_t t = outputs_start_ns_;
-    for (SeqEvent& ev : result_.events) {
-      if (ev.kind != SeqEventKind::kFinished) t += each_ns;
-      ev.t_ns = t;
-    }
-    stats_.frontend_busy_ns += t - outputs_start_ns_;
-    frontend_free_ns_ = t;
+    frontend_free_ns_ = stamp_outputs(outputs_start_ns_, each_ns);
   }
   if (any_finished) {
     auto done = [this](int32_t idx) {
@@ -526,6 +520,16 @@ const StepResult& Engine::step(int64_t now_ns) {
   }
   ++stats_.steps_total;
   return result_;
+}
+
+int64_t Engine::stamp_outputs(int64_t start_ns, int64_t each_ns) {
+  int64_t t = start_ns;
+  for (SeqEvent& ev : result_.events) {
+    if (ev.kind != SeqEventKind::kFinished) t += each_ns;
+    ev.t_ns = t;
+  }
+  stats_.frontend_busy_ns += t - start_ns;
+  return t;
 }
 
 int64_t Engine::after_output_blocks(int64_t t) const {
@@ -552,13 +556,7 @@ void Engine::book_outputs_first(int64_t end_ns, int64_t each_ns) {
     busy_until = std::max(busy_until, setups_[moved].end_ns);
     ++moved;
   }
-  const int64_t start = std::max({end_ns, outputs_free_ns_, busy_until});
-  int64_t t = start;
-  for (SeqEvent& ev : result_.events) {
-    if (ev.kind != SeqEventKind::kFinished) t += each_ns;
-    ev.t_ns = t;
-  }
-  stats_.frontend_busy_ns += t - start;
+  const int64_t t = stamp_outputs(std::max({end_ns, outputs_free_ns_, busy_until}), each_ns);
   outputs_free_ns_ = t;
   output_blocks_.push_back(OutputBlock{end_ns, t});
   // Re-chain the set-ups not yet begun behind the outputs, each as long as it was. None of them

@@ -282,6 +282,9 @@ class Engine {
   std::deque<OutputBlock> output_blocks_;
   int64_t setup_free_ns_ = 0;
   int64_t outputs_free_ns_ = 0;
+  // The front end passes the step's outputs on one at a time from `start_ns`, each_ns apart (a
+  // request's finish with its last token); returns when the last left, and counts the time busy.
+  int64_t stamp_outputs(int64_t start_ns, int64_t each_ns);
   // outputs_before_setups: the earliest time at or after `t` when no booked output batch is
   // waiting or being passed on.
   int64_t after_output_blocks(int64_t t) const;
