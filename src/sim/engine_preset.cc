@@ -51,8 +51,8 @@ std::vector<EnginePreset> make_presets() {
   // front-end costs ("Eleventh change") by the registered rule (Test K2: calibration sum 20.69 ->
   // 20.31).
   v1.knobs.output_overhead_s = 68.3e-6;
-  // vLLM 0.8 to 0.13: the V1 engine's constants above without async scheduling (the points of those
-  // versions were the ones they were fitted on).
+  // vLLM 0.8 to 0.13: the V1 engine's constants above (fitted before async scheduling was
+  // modelled, on V1 points of 0.10.2, 0.23.0 and versions not stated) without async scheduling.
   EnginePreset v1_sync = v1;
   v1_sync.name = "vllm-0.13";
   v1_sync.description =
@@ -62,7 +62,7 @@ std::vector<EnginePreset> make_presets() {
   // enabled by default", PR #27614): the engine core forms the next step's batch while the GPU
   // runs the current one, so a request that arrives during a step waits for that step and the
   // next. Read off the Scicom vLLM 0.15 traces and adopted by a registered rule (docs/SIMULATOR.md,
-  // "Thirty-second change": calibration sum 20.31 -> 20.25).
+  // "Thirty-second change": calibration sum 20.31 -> 20.24).
   v1.config.overlap_schedule = true;
   v1.description +=
       "; async scheduling (0.14 and later): the next step's batch is formed while the current step "
