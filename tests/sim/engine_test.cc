@@ -533,11 +533,19 @@ TEST(Engine, OutputLengthWithoutIgnoreEosIsSeededAndBounded) {
 namespace tokperf::sim {
 namespace {
 
-TEST(Engine, FrontEndPassesABurstToTheSchedulerOneRequestAtATime) {
+// The test deployment with a serving front end: `set_up_s` of serial set-up per request,
+// `per_output_s` per streamed token, `latency_s` on each request's way to the scheduler.
+CostModel with_front_end(double set_up_s, double per_output_s = 0, double latency_s = 0) {
   CostKnobs k;
-  k.request_overhead_s = 1e-3;
+  k.request_overhead_s = set_up_s;
   k.request_overhead_per_token_s = 0;
-  const CostModel c(cost().deployment(), k);
+  k.output_overhead_s = per_output_s;
+  k.request_latency_s = latency_s;
+  return CostModel(cost().deployment(), k);
+}
+
+TEST(Engine, FrontEndPassesABurstToTheSchedulerOneRequestAtATime) {
+  const CostModel c = with_front_end(1e-3);
   Engine e(c, EngineConfig{});
   for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(e.submit(req(i, 100, 2)).ok());
   // Nothing is ready at 0: the engine waits for the front end, emitting nothing.
@@ -554,11 +562,7 @@ TEST(Engine, FrontEndPassesABurstToTheSchedulerOneRequestAtATime) {
 // request_latency_s delays each request on its way to the scheduler without holding up the front
 // end: three requests sent together are ready one serial cost apart, each a latency later.
 TEST(Engine, RequestLatencyDelaysEachRequestWithoutHoldingUpTheNext) {
-  CostKnobs k;
-  k.request_overhead_s = 1e-3;
-  k.request_overhead_per_token_s = 0;
-  k.request_latency_s = 10e-3;
-  const CostModel c(cost().deployment(), k);
+  const CostModel c = with_front_end(1e-3, 0, 10e-3);
   Engine e(c, EngineConfig{});
   for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(e.submit(req(i, 100, 2)).ok());
   const StepResult& wait = e.step(0);
@@ -578,11 +582,7 @@ TEST(Engine, RequestLatencyDelaysEachRequestWithoutHoldingUpTheNext) {
 // so the k-th output of a step reaches the client k x the cost after it, a finish leaves with its
 // last token, and a request that arrives after the step waits behind them.
 TEST(Engine, FrontEndStampsEachOutputInTurnAfterTheStep) {
-  CostKnobs k;
-  k.request_overhead_s = 1e-3;
-  k.request_overhead_per_token_s = 0;
-  k.output_overhead_s = 100e-6;
-  const CostModel c(cost().deployment(), k);
+  const CostModel c = with_front_end(1e-3, 100e-6);
   Engine e(c, EngineConfig{});
   for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(e.submit(req(i, 16, 1)).ok());
   // The front end hands the three over 1 ms apart; at 3 ms all are ready.
@@ -616,11 +616,7 @@ TEST(Engine, FrontEndStampsEachOutputInTurnAfterTheStep) {
 // A request that reached the front end before a step's outputs did (drivers submit what arrives
 // during a step before they see its end) is served first, not behind outputs it came before.
 TEST(Engine, FrontEndServesARequestThatArrivedBeforeTheOutputsFirst) {
-  CostKnobs k;
-  k.request_overhead_s = 1e-3;
-  k.request_overhead_per_token_s = 0;
-  k.output_overhead_s = 50e-3;  // longer than a decode step, so the order shows
-  const CostModel c(cost().deployment(), k);
+  const CostModel c = with_front_end(1e-3, 50e-3);  // outputs longer than a step: the order shows
   Engine e(c, EngineConfig{});
   ASSERT_TRUE(e.submit(req(0, 16, 4)).ok());
   ASSERT_EQ(e.step(0).duration_ns, 1'000'000);
@@ -647,11 +643,7 @@ TEST(Engine, FrontEndServesARequestThatArrivedBeforeTheOutputsFirst) {
 // outputs_before_setups: a step's outputs wait for the set-up in progress when the step ends,
 // not for every set-up queued; the set-ups not yet begun move back by the outputs' time.
 TEST(Engine, OutputsBeforeSetupsWaitOnlyForTheSetUpInProgress) {
-  CostKnobs k;
-  k.request_overhead_s = 10e-3;
-  k.request_overhead_per_token_s = 0;
-  k.output_overhead_s = 1e-3;
-  const CostModel c(cost().deployment(), k);
+  const CostModel c = with_front_end(10e-3, 1e-3);
   for (bool first : {false, true}) {
     EngineConfig cfg;
     cfg.outputs_before_setups = first;
