@@ -45,14 +45,21 @@ nlohmann::json estimate_json(const std::string& args) {
   return nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
 }
 
-// One `tokperf sim run ARGS --json` level's throughput figure `key` (output_tokens_per_s,
-// requests_per_s); 0 with a failed expectation when it printed no JSON.
-double sim_run_throughput(const std::string& args, const char* key) {
+// The first level of `tokperf sim run ARGS --json`; null with a failed expectation when it printed
+// no JSON.
+nlohmann::json sim_run_level(const std::string& args) {
   const Ran r = run_shell(std::string(TOKPERF_BINARY) + " sim run " + args +
                           " --no-save --no-history --json 2>/dev/null | cat");
   const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
   EXPECT_TRUE(j.is_object()) << r.out;
-  return j.is_object() ? j["levels"][0]["throughput"][key].get<double>() : 0.0;
+  return j.is_object() ? j["levels"][0] : nlohmann::json();
+}
+
+// One sim run level's throughput figure `key` (output_tokens_per_s, requests_per_s); 0 when the
+// run printed no JSON.
+double sim_run_throughput(const std::string& args, const char* key) {
+  const nlohmann::json level = sim_run_level(args);
+  return level.is_object() ? level["throughput"][key].get<double>() : 0.0;
 }
 
 TEST(SimCli, BenchWithoutUrlMeasuresTheBuiltInEngine) {
@@ -209,14 +216,11 @@ TEST(SimCli, UnifiedKvAttentionSlowsOneUserAsTheSlotsFill) {
 // the others are still being set up (as a real vLLM's did), instead of after all 100 set-ups.
 TEST(SimCli, OutputsBeforeSetupsLetTheFirstTokenOfABurstThrough) {
   const auto first_ttft = [](const std::string& extra) {
-    const Ran r = run_shell(std::string(TOKPERF_BINARY) +
-                            " sim run --model llama-3.1-8b --gpu h100 -r inf --max-concurrency 100 "
-                            "-n 100 --input-tokens 128 --output-tokens 32 --ignore-eos --no-save "
-                            "--no-history --json " +
-                            extra + " 2>/dev/null | cat");
-    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
-    EXPECT_TRUE(j.is_object()) << r.out;
-    return j.is_object() ? j["levels"][0]["ttft_ms"]["min"].get<double>() : 0.0;
+    const nlohmann::json level = sim_run_level(
+        "--model llama-3.1-8b --gpu h100 -r inf --max-concurrency 100 -n 100 --input-tokens 128 "
+        "--output-tokens 32 --ignore-eos " +
+        extra);
+    return level.is_object() ? level["ttft_ms"]["min"].get<double>() : 0.0;
   };
   const double fifo = first_ttft(""), first = first_ttft("--knob outputs_before_setups=1");
   EXPECT_GT(fifo, 100 * 5.52) << "behind every set-up of the burst";
