@@ -92,9 +92,6 @@ int run_calibrate(CalibrateFlags& f) {
   std::vector<std::string> knobs =
       f.fit.empty() ? sim::default_calibration_knobs(sim::CostModel(*d, sim::CostKnobs{}).w8a8())
                     : f.fit;
-  // The decode-only steps measure how a step grows with its sequences: with --steps the default
-  // fit takes the cost a sequence adds too.
-  if (f.fit.empty() && f.steps) knobs.push_back("per_seq_overhead_s");
   for (const std::string& k : knobs) {
     if (auto v = sim::continuous_knob_value(sim::CostKnobs{}, k); !v.ok()) {
       throw UsageError("--fit: " + v.error());
@@ -347,7 +344,7 @@ void register_sim_calibrate_command(CLI::App& sim_app, CommandSet& cmds) {
   sub->add_option("--fit", f->fit,
                   "knobs to fit (comma-separated field names; default compute_efficiency, "
                   "weight_stream_efficiency (for FP8/INT8 weights the w8a8_ pair), "
-                  "attention_efficiency, bandwidth_efficiency, step_overhead_s, "
+                  "attention_efficiency, bandwidth_efficiency, step_overhead_s, per_seq_overhead_s, "
                   "request_overhead_s, request_latency_s, "
                   "output_overhead_s; with few runs, host_cpu_factor alone scales every "
                   "host-side cost of the preset by one number); --knob values are where the fit "
@@ -356,8 +353,7 @@ void register_sim_calibrate_command(CLI::App& sim_app, CommandSet& cmds) {
   sub->add_flag("--steps", f->steps,
                 "also fit the server's steps as the token arrivals show them: each level's median "
                 "decode-only step (with TPOT) and how far apart one step's tokens reach the "
-                "client (the front end's cost per token, with TTFT); the default --fit then adds "
-                "per_seq_overhead_s; on vLLM, step costs read "
+                "client (the front end's cost per token, with TTFT); on vLLM, step costs read "
                 "this way carried to another model on the same host where fitted aggregates did "
                 "less well (docs/SIMULATOR.md, \"Thirtieth change\")");
   sub->add_option("--rounds", f->rounds, "coarse passes over the knobs before two fine ones")

@@ -21,7 +21,7 @@ struct HeldOutFigures {
   const char* engines;
 };
 
-inline constexpr HeldOutFigures kDense{51, 50, 23.1, 46, 4.8, 49, 9.1, 1380.80,
+inline constexpr HeldOutFigures kDense{51, 50, 18.7, 46, 4.9, 49, 5.4, 1311.76,
                                      "TPOT of gpustack-qwen3-14b-h100-vllm0110-burst-128-4-n1000",
                                      "a100-40g a100-80g h100 h200 l4 l40s rtx4090",
                                      "nim sglang sglang-0.4 vllm vllm-0.13 vllm-v0 vllm-v0.6"};
@@ -29,7 +29,7 @@ inline constexpr HeldOutFigures kMoe{34, 34, 61.4, 34, 61.4, 34, 58.7, 13.88,
                                      "TTFT of dstack-dsr1-fp8-8xh200-trt-llm-3200-800-c128",
                                      "a100-80g h100 h200 mi300x",
                                      "sglang sglang-0.4 trtllm vllm-v0 vllm-v0.6"};
-inline constexpr HeldOutFigures kAll{85, 84, 33.6, 80, 16.4, 83, 13.6, 1380.80,
+inline constexpr HeldOutFigures kAll{85, 84, 31.4, 80, 13.0, 83, 9.5, 1311.76,
                                      "TPOT of gpustack-qwen3-14b-h100-vllm0110-burst-128-4-n1000",
                                      "a100-40g a100-80g h100 h200 l4 l40s mi300x rtx4090",
                                      "nim sglang sglang-0.4 trtllm vllm vllm-0.13 vllm-v0 vllm-v0.6"};

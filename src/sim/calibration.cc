@@ -383,6 +383,7 @@ std::vector<std::string> default_calibration_knobs(bool w8a8) {
           "attention_efficiency",
           "bandwidth_efficiency",
           "step_overhead_s",
+          "per_seq_overhead_s",
           "request_overhead_s",
           "request_latency_s",
           "output_overhead_s"};

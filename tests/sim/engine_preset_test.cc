@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <utility>
 
+#include "sim/calibration.h"
 #include "sim/deployment.h"
 #include "sim/gpu_catalog.h"
 
@@ -236,6 +238,21 @@ TEST(EnginePreset, VllmSchedulesAsyncFrom014AndVllm013IsTheSameEngineWithout) {
   EXPECT_EQ(now.profiled_memory, before.profiled_memory);
   for (const EnginePreset& p : engine_presets()) {
     if (p.name != "vllm") EXPECT_FALSE(p.config.overlap_schedule) << p.name;
+  }
+}
+
+// vLLM V1's cost per scheduled sequence, read off 8xH100 decode steps (docs/SIMULATOR.md,
+// "Thirty-third change"): both V1 presets carry it, the older engines keep their own, and sim
+// calibrate fits it by default, since a user's host need not share it.
+TEST(EnginePreset, TheV1PresetsCost25UsASequenceAndCalibrationFitsIt) {
+  for (const char* name : {"vllm", "vllm-0.13"}) {
+    EXPECT_DOUBLE_EQ(find_engine_preset(name).value().knobs.per_seq_overhead_s, 25e-6) << name;
+  }
+  EXPECT_DOUBLE_EQ(find_engine_preset("vllm-v0").value().knobs.per_seq_overhead_s, 5e-6);
+  EXPECT_DOUBLE_EQ(find_engine_preset("sglang").value().knobs.per_seq_overhead_s, 5e-6);
+  for (bool w8a8 : {false, true}) {
+    const std::vector<std::string> knobs = default_calibration_knobs(w8a8);
+    EXPECT_NE(std::find(knobs.begin(), knobs.end(), "per_seq_overhead_s"), knobs.end());
   }
 }
 

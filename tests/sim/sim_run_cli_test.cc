@@ -232,7 +232,7 @@ TEST(SimRunCli, IdenticalRequestsInAClosedLoopGetANoteThatTheyKeepInStep) {
 }
 
 // A level whose serial front end is busy most of the time (the vllm preset's 5.52 ms a request and
-// 68.3 us a streamed token at 200 users of 128/128 tokens: busy 92%) gets a note that the front end's
+// 68.3 us a streamed token at 400 users of 128/128 tokens: busy 97%) gets a note that the front end's
 // costs, the host CPU's, set its latencies; lighter levels, or the same level with a cheaper
 // front end, do not.
 TEST(SimRunCli, AFrontEndBoundLevelIsNamedWithTheFlagsThatSetItsCosts) {
@@ -240,15 +240,15 @@ TEST(SimRunCli, AFrontEndBoundLevelIsNamedWithTheFlagsThatSetItsCosts) {
   const std::string load =
       "--model llama-3.1-70b --gpu h100 --tp 8 --input-tokens 128 --output-tokens 128 "
       "--ignore-eos -n 400 --no-save --no-history";
-  Ran r = run(load + " --concurrency 10,200");
+  Ran r = run(load + " --concurrency 10,400");
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find(note), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("was busy for most of level c=200 ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("was busy for most of level c=400 ("), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("c=10 ("), std::string::npos) << r.out;  // only the bound level is named
   EXPECT_NE(r.out.find("--frontend-us-per-token and --frontend-ms-per-request"), std::string::npos)
       << r.out;
   Ran cheap =
-      run(load + " --concurrency 200 --frontend-us-per-token 40 --frontend-ms-per-request 0.5");
+      run(load + " --concurrency 400 --frontend-us-per-token 40 --frontend-ms-per-request 0.5");
   ASSERT_EQ(cheap.rc, 0) << cheap.out;
   EXPECT_EQ(cheap.out.find(note), std::string::npos) << cheap.out;
   // One factor scales them all: 50 users do not bind the preset's front end, but do bind one on a
