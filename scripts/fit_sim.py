@@ -19,7 +19,7 @@ import sys
 
 root = pathlib.Path(__file__).resolve().parent.parent
 binary = root / "build" / "tokperf"
-engine_name = ""  # set from --engine: only that preset's calibration points are replayed
+engine_names = []  # set from --engine: only those presets' calibration points are replayed
 data_dir = root / "data/validation"  # set from --data
 metrics = []  # set from --metric: the metrics the objective sums (default all)
 worst_weight = 50.0  # set from --worst-weight: the penalty per unit of worst ratio above 1.8x
@@ -27,12 +27,16 @@ model_class = ""  # set from --class: only dense or only MoE points in the objec
 
 
 def evaluate(knobs, engine_ids):
-    cmd = [str(binary), "sim", "validate", "--split", "calibration", "--json",
-           "--data", str(data_dir), "--engine", engine_name]
-    for k, v in knobs.items():
-        cmd += ["--knob", f"{k}={v:.9g}"]
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    doc = json.loads(out.stdout)
+    doc = {"failures": [], "rows": []}
+    for engine in engine_names:
+        cmd = [str(binary), "sim", "validate", "--split", "calibration", "--json",
+               "--data", str(data_dir), "--engine", engine]
+        for k, v in knobs.items():
+            cmd += ["--knob", f"{k}={v:.9g}"]
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        one = json.loads(out.stdout)
+        doc["failures"] += one["failures"]
+        doc["rows"] += one["rows"]
     if doc["failures"]:
         return float("inf"), doc
     by_metric = {}
@@ -57,7 +61,10 @@ def evaluate(knobs, engine_ids):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--engine", required=True, help="fit on this engine's calibration points")
+    ap.add_argument("--engine", required=True,
+                    help="fit on this engine preset's calibration points; comma-separated: on "
+                         "several presets' together (presets that share the knobs, e.g. "
+                         "vllm,vllm-0.13)")
     ap.add_argument("--knob", action="append", default=[], help="NAME=START value to fit")
     ap.add_argument("--fixed", action="append", default=[], help="NAME=VALUE held fixed")
     ap.add_argument("--rounds", type=int, default=3)
@@ -80,16 +87,16 @@ def main():
                     help="only this model class's points in the objective (default both): fit a "
                          "knob that only MoE layers pay on MoE points alone")
     a = ap.parse_args()
-    global engine_name, binary, data_dir, worst_weight, metrics, model_class
+    global engine_names, binary, data_dir, worst_weight, metrics, model_class
     model_class = a.model_class
     worst_weight = a.worst_weight
     metrics = a.metric
-    engine_name = a.engine
+    engine_names = a.engine.split(",")
     binary = pathlib.Path(a.binary)
     data_dir = pathlib.Path(a.data)
     points = [json.loads(l) for l in open(data_dir / "points.jsonl") if l.strip()]
     split = json.load(open(data_dir / "split.json"))
-    ids = {p["id"] for p in points if p.get("sim_engine", p["engine"]) == a.engine and p["id"] in split["calibration"]}
+    ids = {p["id"] for p in points if p.get("sim_engine", p["engine"]) in engine_names and p["id"] in split["calibration"]}
     if a.only:
         only = set(a.only.split(","))
         unknown = only - ids
