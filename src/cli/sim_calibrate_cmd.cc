@@ -114,6 +114,7 @@ int run_calibrate(CalibrateFlags& f) {
     for (auto& x : *l) levels.push_back(std::move(x));
   }
   if (std::string n = sim::one_prompt_length_note(levels); !n.empty()) notes.push_back(n);
+  if (std::string n = sim::one_output_length_note(levels); !n.empty()) notes.push_back(n);
   if (auto p = sim::engine_preset(f.setup.flags, d->gpu, d->tp); !p.ok()) {
     throw UsageError(p.error());
   }

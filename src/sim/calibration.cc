@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "load/load_plan.h"
 #include "metrics/stats.h"
@@ -356,24 +357,48 @@ Result<std::vector<LevelFigures>> replay_levels(const CalibrationSetup& setup,
   return out;
 }
 
-std::string one_prompt_length_note(const std::vector<MeasuredLevel>& levels) {
+namespace {
+
+// The smallest and the largest of the levels' median lengths (`field`: prompt or output tokens);
+// {0, 0} when no level has one.
+std::pair<double, double> median_length_range(const std::vector<MeasuredLevel>& levels,
+                                               int64_t OfflineLengths::*field) {
   double lo = std::numeric_limits<double>::infinity(), hi = 0;
   for (const MeasuredLevel& l : levels) {
-    std::vector<double> prompts;
+    std::vector<double> lengths;
     for (const OfflineLengths& x : l.lengths) {
-      if (x.prompt_tokens > 0) prompts.push_back(static_cast<double>(x.prompt_tokens));
+      if (x.*field > 0) lengths.push_back(static_cast<double>(x.*field));
     }
-    if (prompts.empty()) continue;
-    const double median = percentile(prompts, 50);
+    if (lengths.empty()) continue;
+    const double median = percentile(lengths, 50);
     lo = std::min(lo, median);
     hi = std::max(hi, median);
   }
+  return hi > 0 ? std::pair{lo, hi} : std::pair{0.0, 0.0};
+}
+
+}  // namespace
+
+std::string one_prompt_length_note(const std::vector<MeasuredLevel>& levels) {
+  const auto [lo, hi] = median_length_range(levels, &OfflineLengths::prompt_tokens);
   if (hi <= 0 || hi > 1.5 * lo) return "";
   return fmt::format(
       "every level fitted on has prompts of about {:.0f} tokens: attention's cost cannot be told "
       "from the linear layers' at one length, so the fit may not carry to others (a real llama.cpp "
       "server fitted at 156 tokens came out 47% off on TTFT at 540); add a run at another prompt "
       "length",
+      (lo + hi) / 2);
+}
+
+std::string one_output_length_note(const std::vector<MeasuredLevel>& levels) {
+  const auto [lo, hi] = median_length_range(levels, &OfflineLengths::output_tokens);
+  if (hi <= 0 || hi > 1.5 * lo) return "";
+  return fmt::format(
+      "every level fitted on has answers of about {:.0f} tokens: the front end's cost per request "
+      "cannot be told from its cost per streamed token at one length, so the fit may split its "
+      "time the wrong way and miss other loads (a simulated server measured with 64-token answers "
+      "was fitted up to 20% off on TTFT at a load it had not seen, by where the fit started; with "
+      "16-token runs added, within 2%); add a run with another output length",
       (lo + hi) / 2);
 }
 
@@ -494,17 +519,34 @@ Result<CalibrationFit> fit_calibration(const CalibrationSetup& setup,
       }
     }
   };
-  // 3. The whole search from three starts, the time knobs as given, x3 and x0.3: a front end
-  //    near saturation is a cliff in the objective that a local search from one side misses.
+  // 3. The whole search from several starts, the time knobs as given, x3 and x0.3, then the
+  //    front end's cost per streamed token alone x4 and its cost per request alone x4: a front
+  //    end near saturation is a cliff in the objective that a local search from one side misses,
+  //    and the two costs trade against each other along it (a synthetic server's 12 ms and 300 us
+  //    were fitted as 15.5 ms and 33 us from one start before the last two were added).
   const std::vector<FittedKnob> origin = fit.knobs;
   std::vector<FittedKnob> best_knobs = origin;
   double best_objective = evaluate(origin, -1, nullptr);
   // A fourth pass starts from the best of the three (scale 0): a search restarted from a local
   // optimum, with fresh grids and simplex, often leaves it.
-  for (double scale : {1.0, 3.0, 0.3, 0.0}) {
+  struct Start {
+    double scale;       // every time knob x scale; 0: the best of the starts before
+    const char* alone;  // non-null: only this knob, x scale
+  };
+  for (const Start& st : {Start{1.0, nullptr}, Start{3.0, nullptr}, Start{0.3, nullptr},
+                          Start{4.0, "output_overhead_s"}, Start{4.0, "request_overhead_s"},
+                          Start{0.0, nullptr}}) {
+    const double scale = st.scale;
+    if (st.alone != nullptr &&
+        std::none_of(origin.begin(), origin.end(), [&](const FittedKnob& k) {
+          return k.name == st.alone && k.value > 0;
+        })) {
+      continue;  // that knob is not fitted (or starts at 0): the start would be the first's
+    }
     fit.knobs = scale == 0 ? best_knobs : origin;
     for (FittedKnob& k : fit.knobs) {
-      if (scale > 0 && is_time_knob(k.name) && k.value > 0) {
+      if (scale > 0 && is_time_knob(k.name) && k.value > 0 &&
+          (st.alone == nullptr || k.name == st.alone)) {
         k.value = rounded(k.name, k.value * scale);
       }
     }

@@ -127,4 +127,9 @@ std::vector<std::string> default_calibration_knobs(bool w8a8 = false);
 // a fit says little about other prompt lengths. Empty otherwise.
 std::string one_prompt_length_note(const std::vector<MeasuredLevel>& levels);
 
+// The same for output lengths (each level's median answer within 1.5x of the others'): a serial
+// cost per request and one per streamed token scale together at one length, so a fit cannot tell
+// them apart and may put the front end's time in the wrong one. Empty otherwise.
+std::string one_output_length_note(const std::vector<MeasuredLevel>& levels);
+
 }  // namespace tokperf::sim

@@ -36,17 +36,16 @@ int run_shell(const std::string& command) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// A run of the "server" (its --knob flags `knobs`) at these concurrencies, saved in a scratch
+// A run of the "server" (its --knob flags `knobs`, answers of `output_tokens`) at these concurrencies, saved in a scratch
 // folder.
 std::string measured_run(const std::string& name, const std::string& levels, int requests,
-                         const std::string& knobs = kServerKnobs) {
+                         const std::string& knobs = kServerKnobs, int output_tokens = 64) {
   const std::string dir = scratch_dir(name);
   const std::string cmd = std::string(TOKPERF_BINARY) +
                           " sim run --model llama-3.1-8b --gpu h100 --engine vllm " + knobs +
                           " -c " + levels + " --requests " + std::to_string(requests) +
-                          " --input-tokens 512 --output-tokens 64 --ignore-eos --no-history "
-                          "--out " +
-                          dir;
+                          " --input-tokens 512 --output-tokens " + std::to_string(output_tokens) +
+                          " --ignore-eos --no-history --out " + dir;
   EXPECT_EQ(run_shell(cmd), 0) << cmd;
   return dir;
 }
@@ -141,11 +140,19 @@ TEST(Calibration, ReplayingASavedRunGivesItsOwnFiguresBack) {
 
 TEST(Calibration, TheFitFindsTheServersCostsAndPredictsALoadItWasNotFittedOn) {
   // Loads that tell the costs apart: one user (latency and step), 8 and 32 (the front end's share
-  // of each streamed token grows with the streams until it saturates at 32).
+  // of each streamed token grows with the streams until it saturates at 32), and 8 and 32 again
+  // with 16-token answers: at one output length a cost per request and one per streamed token
+  // scale together, and a fit from some starts put the front end's time in the wrong one.
   const std::string dir = measured_run("calib_fit", "1,8,32", 40);
+  const std::string short_answers = measured_run("calib_fit_short", "8,32", 40, kServerKnobs, 16);
   std::vector<std::string> notes;
   auto levels = load_measured_levels(dir, notes);
   ASSERT_TRUE(levels.ok()) << levels.error();
+  EXPECT_NE(one_output_length_note(*levels).find("answers of about 64 tokens"), std::string::npos);
+  auto more = load_measured_levels(short_answers, notes);
+  ASSERT_TRUE(more.ok()) << more.error();
+  levels->insert(levels->end(), more->begin(), more->end());
+  EXPECT_EQ(one_output_length_note(*levels), "");
   auto fit = fit_calibration(setup_for({}), *levels, default_calibration_knobs(), 1);
   ASSERT_TRUE(fit.ok()) << fit.error();
   EXPECT_LT(fit->objective, 0.25 * fit->objective_start)
