@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
-#include <utility>
 
 #include "load/load_plan.h"
 #include "metrics/stats.h"
@@ -359,10 +358,22 @@ Result<std::vector<LevelFigures>> replay_levels(const CalibrationSetup& setup,
 
 namespace {
 
-// The smallest and the largest of the levels' median lengths (`field`: prompt or output tokens);
-// {0, 0} when no level has one.
-std::pair<double, double> median_length_range(const std::vector<MeasuredLevel>& levels,
-                                               int64_t OfflineLengths::*field) {
+constexpr const char* kOnePromptLength =
+    "every level fitted on has prompts of about {:.0f} tokens: attention's cost cannot be told from "
+    "the linear layers' at one length, so the fit may not carry to others (a real llama.cpp server "
+    "fitted at 156 tokens came out 47% off on TTFT at 540); add a run at another prompt length";
+constexpr const char* kOneOutputLength =
+    "every level fitted on has answers of about {:.0f} tokens: the front end's cost per request "
+    "cannot be told from its cost per streamed token at one length, so the fit may split its time "
+    "the wrong way and miss other loads (a simulated server measured with 64-token answers was "
+    "fitted up to 20% off on TTFT at a load it had not seen, by where the fit started; with "
+    "16-token runs added, within 2%); add a run with another output length";
+
+// A note when every level's median `field` (prompt or output tokens) is within 1.5x of the
+// others': `text` with the middle of those medians in place of its {:.0f}. Empty otherwise, or
+// when no level has one.
+std::string one_length_note(const std::vector<MeasuredLevel>& levels,
+                            int64_t OfflineLengths::*field, const char* text) {
   double lo = std::numeric_limits<double>::infinity(), hi = 0;
   for (const MeasuredLevel& l : levels) {
     std::vector<double> lengths;
@@ -374,32 +385,18 @@ std::pair<double, double> median_length_range(const std::vector<MeasuredLevel>& 
     lo = std::min(lo, median);
     hi = std::max(hi, median);
   }
-  return hi > 0 ? std::pair{lo, hi} : std::pair{0.0, 0.0};
+  if (hi <= 0 || hi > 1.5 * lo) return "";
+  return fmt::format(fmt::runtime(text), (lo + hi) / 2);
 }
 
 }  // namespace
 
 std::string one_prompt_length_note(const std::vector<MeasuredLevel>& levels) {
-  const auto [lo, hi] = median_length_range(levels, &OfflineLengths::prompt_tokens);
-  if (hi <= 0 || hi > 1.5 * lo) return "";
-  return fmt::format(
-      "every level fitted on has prompts of about {:.0f} tokens: attention's cost cannot be told "
-      "from the linear layers' at one length, so the fit may not carry to others (a real llama.cpp "
-      "server fitted at 156 tokens came out 47% off on TTFT at 540); add a run at another prompt "
-      "length",
-      (lo + hi) / 2);
+  return one_length_note(levels, &OfflineLengths::prompt_tokens, kOnePromptLength);
 }
 
 std::string one_output_length_note(const std::vector<MeasuredLevel>& levels) {
-  const auto [lo, hi] = median_length_range(levels, &OfflineLengths::output_tokens);
-  if (hi <= 0 || hi > 1.5 * lo) return "";
-  return fmt::format(
-      "every level fitted on has answers of about {:.0f} tokens: the front end's cost per request "
-      "cannot be told from its cost per streamed token at one length, so the fit may split its "
-      "time the wrong way and miss other loads (a simulated server measured with 64-token answers "
-      "was fitted up to 20% off on TTFT at a load it had not seen, by where the fit started; with "
-      "16-token runs added, within 2%); add a run with another output length",
-      (lo + hi) / 2);
+  return one_length_note(levels, &OfflineLengths::output_tokens, kOneOutputLength);
 }
 
 std::vector<std::string> default_calibration_knobs(bool w8a8) {
