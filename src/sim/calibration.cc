@@ -524,7 +524,7 @@ Result<CalibrationFit> fit_calibration(const CalibrationSetup& setup,
   const std::vector<FittedKnob> origin = fit.knobs;
   std::vector<FittedKnob> best_knobs = origin;
   double best_objective = evaluate(origin, -1, nullptr);
-  // A fourth pass starts from the best of the three (scale 0): a search restarted from a local
+  // A last pass starts from the best of the others (scale 0): a search restarted from a local
   // optimum, with fresh grids and simplex, often leaves it.
   struct Start {
     double scale;       // every time knob x scale; 0: the best of the starts before

@@ -36,8 +36,8 @@ int run_shell(const std::string& command) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// A run of the "server" (its --knob flags `knobs`, answers of `output_tokens`) at these concurrencies, saved in a scratch
-// folder.
+// A run of the "server" (its --knob flags `knobs`, answers of `output_tokens`) at these
+// concurrencies, saved in a scratch folder.
 std::string measured_run(const std::string& name, const std::string& levels, int requests,
                          const std::string& knobs = kServerKnobs, int output_tokens = 64) {
   const std::string dir = scratch_dir(name);
